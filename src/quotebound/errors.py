@@ -1,0 +1,37 @@
+"""The one error hierarchy of quotebound.
+
+    QuoteboundError            base: every error we raise on purpose
+    ├── InputError             bad input from a caller (files, JSON, arguments); CLI exit 2
+    │   └── SourceError        a Source or WorkingSet that breaks its invariants
+    └── PolicyError            a verification policy that makes no sense
+
+Messages name the problem and, where there is one, the next step. The CLI maps these to
+exit codes in one place (``cli.py``); nothing else decides exit codes.
+"""
+
+from __future__ import annotations
+
+
+class QuoteboundError(Exception):
+    """Base class: an error quotebound raised on purpose, with a message for a person."""
+
+    code = "error"
+    exit_code = 2
+
+
+class InputError(QuoteboundError):
+    """The input given to quotebound is missing, unreadable or malformed."""
+
+    code = "bad_input"
+
+
+class SourceError(InputError):
+    """A Source or WorkingSet breaks its invariants (empty id, duplicate id, bad kind...)."""
+
+    code = "bad_source"
+
+
+class PolicyError(QuoteboundError):
+    """A verification policy that cannot be applied (e.g. min quote words above max)."""
+
+    code = "bad_policy"

@@ -1,0 +1,404 @@
+"""Raw model output -> claims, for every output format the verifier reads.
+
+Every format maps to the same model: an answer is a list of claims, each with citations
+``(ref, quote | None)``. Parsing never raises on model output: anything that cannot be read
+becomes ``Parsed(error=...)``, which the verifier reports as ``unparseable``.
+
+Formats (``FORMATS``):
+- ``json``: ``{"answerable": bool, "claims": [{"text", "citations": [{"source", "quote"}]}],
+  "missing": str}``, bare or inside a markdown fence.
+- ``inline``: prose whose sentences carry markers: ``[2]``, ``[1][3]``, ``[1, 3]``, ``[S2]``,
+  ``[doc_12]``. Each sentence is a claim.
+- ``evidence``: ``<evidence>[S2] verbatim sentence</evidence>`` blocks, then the answer. A sentence
+  with markers cites the evidence quoted from those sources; one without cites all evidence.
+- ``cites``: an answer plus an id list, as a JSON field ``{"answer": ..., "cites": [...]}`` or a
+  trailing ``cites: [...]`` line. The whole answer is one claim (seed 002: numbers are checked
+  against the concatenated cited sources).
+
+Refs are resolved against the WorkingSet in one place (``resolve_ref``): a ref that is exactly
+an id is that source; otherwise a ref of digits ``n`` is the n-th source (1-based); otherwise
+it is unknown. Nothing is fuzzy-matched.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .sources import WorkingSet
+
+Format = Literal["json", "inline", "evidence", "cites"]
+FORMATS: tuple[str, ...] = ("auto", "json", "inline", "evidence", "cites")
+DEFAULT_SENTINELS: tuple[str, ...] = (
+    "Not covered by the provided documents.",
+    "INSUFFICIENT_CONTEXT",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedCitation:
+    """A citation as written: the ref, the source it resolves to (or None), and its quote."""
+
+    ref: str
+    source_id: str | None
+    quote: str | None
+    needs_quote: bool
+
+
+@dataclass(slots=True)
+class ParsedClaim:
+    text: str
+    citations: list[ParsedCitation] = field(default_factory=list)
+    # inline format: a sentence with no marker at all (it may still need none)
+    unmarked: bool = False
+
+
+@dataclass(slots=True)
+class Parsed:
+    format: Format
+    claims: list[ParsedClaim] = field(default_factory=list)
+    abstained: bool = False
+    answerable: bool | None = None
+    missing: str | None = None
+    error: str | None = None
+
+
+def resolve_ref(ws: WorkingSet, ref: str) -> str | None:
+    """The id a ref names: exact id, else ``n`` -> n-th source, else None."""
+    if ref in ws:
+        return ref
+    if ref.isascii() and ref.isdigit():
+        src = ws.nth(int(ref))
+        return None if src is None else src.id
+    return None
+
+
+def _citation(ws: WorkingSet, ref: str, quote: str | None, needs_quote: bool) -> ParsedCitation:
+    return ParsedCitation(ref, resolve_ref(ws, ref), quote, needs_quote)
+
+
+# -- format detection -----------------------------------------------------------------------
+
+_FENCE = re.compile(r"```[ \t]*(?:json|JSON|javascript)?[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
+_EVIDENCE_OPEN = re.compile(r"<evidence\b[^>]*>", re.IGNORECASE)
+_CITES_LINE = re.compile(r"""(?im)^[ \t]*["']?cites["']?[ \t]*[:=][ \t]*\[(.*?)\][ \t]*,?[ \t]*$""")
+
+
+def detect_format(raw: str) -> Format:
+    text = raw.strip()
+    if _EVIDENCE_OPEN.search(text):
+        return "evidence"
+    if text.startswith(("{", "```", "[{")):
+        data = _load_json(text)
+        if isinstance(data, dict) and "claims" not in data and "cites" in data:
+            return "cites"
+        return "json"
+    if _CITES_LINE.search(text):
+        return "cites"
+    return "inline"
+
+
+def _load_json(text: str) -> Any:
+    """The first JSON value in text (fences stripped), or None if there is none."""
+    try:
+        return _decode_json(text)
+    except ValueError:
+        return None
+
+
+def _decode_json(text: str) -> Any:
+    text = text.strip()
+    fenced = _FENCE.search(text)
+    if fenced is not None:
+        text = fenced.group(1).strip()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        first = text.find("{")
+        if first < 0:
+            raise ValueError(f"output is not JSON ({exc.msg})") from None
+        try:
+            value, _ = json.JSONDecoder().raw_decode(text, first)
+        except json.JSONDecodeError as inner:
+            where = f"line {inner.lineno} column {inner.colno}"
+            raise ValueError(f"output is not valid JSON: {inner.msg} at {where}") from None
+        return value
+
+
+# -- json -----------------------------------------------------------------------------------
+
+
+class _Shape(ValueError):
+    """The JSON parsed but does not have the contract's shape."""
+
+
+def parse_json(ws: WorkingSet, raw: str) -> Parsed:
+    out = Parsed("json")
+    try:
+        data = _decode_json(raw)
+        if not isinstance(data, dict):
+            raise _Shape(f"expected a JSON object, got {_type(data)}")
+        answerable = data.get("answerable", True)
+        if not isinstance(answerable, bool):
+            raise _Shape(f'"answerable" must be true or false, got {_type(answerable)}')
+        missing = data.get("missing")
+        if missing is not None and not isinstance(missing, str):
+            raise _Shape(f'"missing" must be a string or null, got {_type(missing)}')
+        out.answerable, out.missing = answerable, missing or None
+        if not answerable:
+            out.abstained = True
+            return out
+        claims = data.get("claims")
+        if not isinstance(claims, list):
+            raise _Shape('"claims" must be a list of claim objects')
+        out.claims = [_json_claim(ws, i, c) for i, c in enumerate(claims)]
+    except ValueError as exc:
+        out.error = str(exc)
+    return out
+
+
+def _type(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _json_claim(ws: WorkingSet, i: int, claim: Any) -> ParsedClaim:
+    where = f"claims[{i}]"
+    if not isinstance(claim, dict):
+        raise _Shape(f"{where} must be an object, got {_type(claim)}")
+    text = claim.get("text")
+    if not isinstance(text, str):
+        raise _Shape(f"{where}.text must be a string, got {_type(text)}")
+    if "citations" in claim:
+        items = claim["citations"]
+        if not isinstance(items, list):
+            raise _Shape(f"{where}.citations must be a list")
+        cits = [_json_citation(ws, f"{where}.citations[{j}]", c) for j, c in enumerate(items)]
+    else:
+        cits = [_citation(ws, ref, None, False) for ref in _ref_list(claim.get("cites"), where)]
+    return ParsedClaim(text.strip(), cits)
+
+
+def _ref_text(value: Any, where: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise _Shape(f"{where} must be a source id string, got {_type(value)}")
+    return str(value).strip()
+
+
+def _json_citation(ws: WorkingSet, where: str, item: Any) -> ParsedCitation:
+    if isinstance(item, str | int) and not isinstance(item, bool):
+        return _citation(ws, _ref_text(item, where), None, True)
+    if not isinstance(item, dict):
+        raise _Shape(f"{where} must be an object with source and quote, got {_type(item)}")
+    ref = _ref_text(item.get("source"), f"{where}.source")
+    quote = item.get("quote")
+    if quote is not None and not isinstance(quote, str):
+        raise _Shape(f"{where}.quote must be a string or null, got {_type(quote)}")
+    return _citation(ws, ref, quote, True)
+
+
+def _ref_list(value: Any, where: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _Shape(f"{where}.cites must be a list of source ids")
+    return list(dict.fromkeys(_ref_text(v, f"{where}.cites[{k}]") for k, v in enumerate(value)))
+
+
+# -- inline ---------------------------------------------------------------------------------
+
+_BRACKET = re.compile(r"\[([^\[\]\n]{1,120})\](?!\()")
+_REF_TOKEN = re.compile(r"[A-Za-z0-9_:.#/-]+")
+_ABBREVIATIONS = frozenset(
+    {"e.g", "i.e", "etc", "vs", "dr", "mr", "mrs", "ms", "no", "st", "inc", "ltd", "co"}
+    | {"corp", "approx", "fig", "sec", "art", "para", "cf", "al", "jr", "sr"}
+)
+_LIST_PREFIX = re.compile(r"^\s*(?:[-*•+]|\d{1,3}[.)]|#{1,6})\s+")
+
+
+def _marker_refs(ws: WorkingSet, inner: str) -> list[str] | None:
+    """The refs in a bracket's content, or None if the bracket is not a citation marker."""
+    tokens = [t.strip() for t in re.split(r"[,;]|\s+and\s+", inner)]
+    if not tokens or any(not t for t in tokens):
+        return None
+    for token in tokens:
+        if not _REF_TOKEN.fullmatch(token):
+            return None
+        if token not in ws and not any(ch.isdigit() or ch in "_:" for ch in token):
+            return None  # [sic], [citation needed]: prose, not a marker
+    return tokens
+
+
+def _sentence_ends(line: str) -> list[int]:
+    """Offsets just past each sentence end in a line (markers after the stop included)."""
+    ends: list[int] = []
+    for m in re.finditer(r"[.!?]+[\"')\]]*(?=\s|$)", line):
+        stop = m.start()
+        word = re.search(r"([A-Za-z.]+)$", line[:stop])
+        if m.group().startswith(".") and word is not None:
+            w = word.group(1).lower().rstrip(".")
+            if w in _ABBREVIATIONS or (len(w) == 1 and w.isalpha()):
+                continue
+        end = m.end()
+        trailing = re.match(r"(?:\s*\[[^\[\]\n]{1,120}\](?!\())+", line[end:])
+        if trailing is not None:
+            end += trailing.end()
+        ends.append(end)
+    return ends
+
+
+def _split_sentences(text: str) -> list[str]:
+    out: list[str] = []
+    for raw_line in text.splitlines():
+        line = _LIST_PREFIX.sub("", raw_line).strip()
+        if not line:
+            continue
+        start = 0
+        for end in _sentence_ends(line):
+            if end > start:
+                out.append(line[start:end].strip())
+            start = end
+        if line[start:].strip():
+            out.append(line[start:].strip())
+    return [s for s in out if s]
+
+
+def _strip_markers(ws: WorkingSet, sentence: str) -> tuple[str, list[str]]:
+    refs: list[str] = []
+
+    def take(m: re.Match[str]) -> str:
+        found = _marker_refs(ws, m.group(1))
+        if found is None:
+            return m.group()
+        refs.extend(found)
+        return ""
+
+    text = _BRACKET.sub(take, sentence)
+    text = re.sub(r"\s+([.,;:!?])", r"\1", text)
+    return " ".join(text.split()), list(dict.fromkeys(refs))
+
+
+def _prose_claims(ws: WorkingSet, text: str) -> list[tuple[str, list[str]]]:
+    """Sentences of prose with the refs their markers name; markers alone join the previous."""
+    claims: list[tuple[str, list[str]]] = []
+    for sentence in _split_sentences(text):
+        body, refs = _strip_markers(ws, sentence)
+        if not any(c.isalnum() for c in body):
+            if claims and refs:
+                claims[-1][1].extend(r for r in refs if r not in claims[-1][1])
+            continue
+        if body.endswith(":") and not refs:
+            continue  # a lead-in such as "Here is what the policy says:"
+        claims.append((body, refs))
+    return claims
+
+
+def parse_inline(ws: WorkingSet, raw: str) -> Parsed:
+    out = Parsed("inline")
+    for body, refs in _prose_claims(ws, raw):
+        cits = [_citation(ws, ref, None, False) for ref in refs]
+        out.claims.append(ParsedClaim(body, cits, unmarked=not refs))
+    return out
+
+
+# -- evidence -------------------------------------------------------------------------------
+
+_EVIDENCE = re.compile(r"<evidence\b[^>]*>(.*?)</evidence\s*>", re.IGNORECASE | re.DOTALL)
+_EVIDENCE_ITEM = re.compile(r"^\s*(?:[-*•]\s*)?\[([^\[\]\n]{1,120})\]\s*(.*)$")
+_ANSWER_TAG = re.compile(r"</?answer\b[^>]*>", re.IGNORECASE)
+
+
+def _evidence_items(ws: WorkingSet, block: str) -> list[tuple[str, str]]:
+    items: list[list[str]] = []
+    for line in block.splitlines():
+        if not line.strip():
+            continue
+        m = _EVIDENCE_ITEM.match(line)
+        if m is not None and _marker_refs(ws, m.group(1)) is not None:
+            items.append([m.group(1).strip(), m.group(2).strip()])
+        elif items:
+            items[-1][1] = f"{items[-1][1]} {line.strip()}".strip()
+        else:
+            items.append(["", line.strip()])
+    return [(ref, quote) for ref, quote in items]
+
+
+def parse_evidence(ws: WorkingSet, raw: str, sentinels: tuple[str, ...]) -> Parsed:
+    out = Parsed("evidence")
+    opened = len(_EVIDENCE_OPEN.findall(raw))
+    blocks = _EVIDENCE.findall(raw)
+    if opened != len(blocks):
+        out.error = "an <evidence> block is not closed (truncated output?)"
+        return out
+    evidence: list[ParsedCitation] = []
+    for block in blocks:
+        for ref, quote in _evidence_items(ws, block):
+            evidence.append(_citation(ws, ref, quote, True))
+    answer = _ANSWER_TAG.sub("", _EVIDENCE.sub("", raw)).strip()
+    answer = re.sub(r"(?i)^answer\s*:\s*", "", answer)
+    if answer in sentinels:
+        out.abstained = True
+        return out
+    for body, refs in _prose_claims(ws, answer):
+        cited: list[ParsedCitation] = []
+        for ref in refs:
+            sid = resolve_ref(ws, ref)
+            quoted = [e for e in evidence if sid is not None and e.source_id == sid]
+            cited.extend(quoted or [_citation(ws, ref, None, True)])
+        out.claims.append(ParsedClaim(body, cited if refs else list(evidence)))
+    return out
+
+
+# -- cites ----------------------------------------------------------------------------------
+
+
+def parse_cites(ws: WorkingSet, raw: str) -> Parsed:
+    out = Parsed("cites")
+    text = raw.strip()
+    try:
+        if text.startswith(("{", "```")):
+            data = _decode_json(text)
+            if not isinstance(data, dict):
+                raise _Shape(f"expected a JSON object, got {_type(data)}")
+            if "claims" in data:
+                return parse_json(ws, raw)
+            answer = next((data[k] for k in ("answer", "text", "response") if k in data), None)
+            if not isinstance(answer, str):
+                raise _Shape('expected an "answer" string beside "cites"')
+            refs = _ref_list(data.get("cites"), "answer")
+        else:
+            m = _CITES_LINE.search(text)
+            if m is None:
+                raise _Shape("no cites: [...] list found")
+            refs = [t.strip().strip("\"'") for t in m.group(1).split(",") if t.strip()]
+            answer = (text[: m.start()] + text[m.end() :]).strip()
+    except ValueError as exc:
+        out.error = str(exc)
+        return out
+    body = " ".join(answer.split())
+    if body:
+        cits = [_citation(ws, ref, None, False) for ref in dict.fromkeys(refs)]
+        out.claims.append(ParsedClaim(body, cits, unmarked=not cits))
+    return out
+
+
+def parse(ws: WorkingSet, raw: str, fmt: str, sentinels: tuple[str, ...]) -> Parsed:
+    """Parse raw model output in the given format (``auto`` detects it)."""
+    chosen = detect_format(raw) if fmt == "auto" else fmt
+    if raw.strip() in sentinels:
+        return Parsed(_as_format(chosen), abstained=True, answerable=False)
+    if chosen == "json":
+        return parse_json(ws, raw)
+    if chosen == "inline":
+        return parse_inline(ws, raw)
+    if chosen == "evidence":
+        return parse_evidence(ws, raw, sentinels)
+    return parse_cites(ws, raw)
+
+
+def _as_format(value: str) -> Format:
+    for fmt in ("json", "inline", "evidence", "cites"):
+        if value == fmt:
+            return fmt
+    raise ValueError(value)  # pragma: no cover - callers validate the format first

@@ -1,0 +1,317 @@
+"""The checks: parsed claims + WorkingSet -> Verdict.
+
+For each citation, in order (the first failure is the citation's reason):
+
+1. id: the ref resolves to a source of the working set (``unknown_source``);
+2. policy: the source is not the user's own message (``cites_user_message``) unless allowed;
+3. span (formats that carry quotes): a quote is there (``quote_missing``), has enough and not
+   too many words (``quote_too_short``, ``quote_too_long``), and occurs, normalised and on word
+   boundaries, in the *cited* source (``quote_not_found``, or ``quote_in_other_source`` when it
+   occurs in another source of the set). An accepted quote gets its ``[start, end)`` span.
+4. support, against the evidence of the claim's citations that passed 1-3 together (their
+   quotes, or the whole cited source where the format has no quotes): every identifier
+   (``identifier_not_in_source``), every number (``number_not_in_source``) and every phrase in
+   quotation marks (``quoted_text_not_in_source``) of the claim must occur in it.
+
+A claim is kept when at least one citation is valid; otherwise its reason is ``no_citation``,
+``unmarked_claim`` (an inline sentence with a number or date and no marker) or
+``no_valid_citation``. The verdict's status follows from the claims.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from .errors import InputError, PolicyError
+from .normalize import NORMALIZATION_VERSION, normalize
+from .parsing import DEFAULT_SENTINELS, FORMATS, Parsed, ParsedCitation, ParsedClaim, parse
+from .sources import WorkingSet
+from .support import ClaimFacts, Evidence, Missing, missing_facts, states_number_or_date
+
+VERDICT_VERSION = 1
+
+Status = Literal["grounded", "partial", "ungrounded", "abstained", "unparseable"]
+STATUSES: dict[str, str] = {
+    "grounded": "every claim was kept",
+    "partial": "some claims were kept and some dropped",
+    "ungrounded": "no claim was kept (or the answer made none)",
+    "abstained": "the model said the sources do not answer the question",
+    "unparseable": "the output could not be read in the expected format",
+}
+CITATION_REASONS: dict[str, str] = {
+    "unknown_source": "the cited id is not in the working set that was sent",
+    "cites_user_message": "the citation points at the user's own message, which is not evidence",
+    "quote_missing": "the format requires a verbatim quote and the citation has none",
+    "quote_too_short": "the quote has fewer words than the policy's minimum",
+    "quote_too_long": "the quote has more words than the policy's maximum",
+    "quote_not_found": "the quote does not occur in the cited source",
+    "quote_in_other_source": "the quote occurs in another source of the set, not the cited one",
+    "identifier_not_in_source": "an identifier in the claim is not in the cited evidence",
+    "number_not_in_source": "a number in the claim is not in the cited evidence",
+    "quoted_text_not_in_source": "words the claim puts in quotation marks are not in the evidence",
+}
+CLAIM_REASONS: dict[str, str] = {
+    "no_citation": "the claim cites nothing",
+    "unmarked_claim": "a sentence stating a number or date carries no citation marker",
+    "no_valid_citation": "every citation of the claim failed a check",
+}
+_SUPPORT_REASON = {
+    "identifier": "identifier_not_in_source",
+    "number": "number_not_in_source",
+    "quoted_text": "quoted_text_not_in_source",
+}
+_TRIM = re.compile(r"""^[\s"'.,;:!?]+|[\s"'.,;:!?]+$""")
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """What counts as a valid citation. Every field is documented in docs/verify.md."""
+
+    min_quote_words: int = 4
+    max_quote_words: int = 40
+    user_is_evidence: bool = False
+    sentinels: tuple[str, ...] = DEFAULT_SENTINELS
+
+    def __post_init__(self) -> None:
+        if self.min_quote_words < 1:
+            raise PolicyError("min_quote_words must be at least 1")
+        if self.max_quote_words < self.min_quote_words:
+            raise PolicyError(
+                f"max_quote_words ({self.max_quote_words}) is below "
+                f"min_quote_words ({self.min_quote_words})"
+            )
+        clean = tuple(s.strip() for s in self.sentinels)
+        if any(not s for s in clean):
+            raise PolicyError("an abstention sentinel cannot be empty")
+        object.__setattr__(self, "sentinels", clean)
+
+    def with_sentinel(self, sentinel: str) -> Policy:
+        return replace(self, sentinels=(*self.sentinels, sentinel))
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    ref: str
+    source: str | None
+    quote: str | None
+    valid: bool
+    reason: str | None = None
+    span: tuple[int, int] | None = None
+    message: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ref": self.ref,
+            "source": self.source,
+            "quote": self.quote,
+            "valid": self.valid,
+            "reason": self.reason,
+            "span": list(self.span) if self.span is not None else None,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    text: str
+    citations: tuple[Citation, ...]
+    kept: bool
+    reason: str | None = None
+    message: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "kept": self.kept,
+            "reason": self.reason,
+            "message": self.message,
+            "citations": [c.to_dict() for c in self.citations],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    status: Status
+    format: str
+    claims: tuple[Claim, ...] = ()
+    answerable: bool | None = None
+    missing: str | None = None
+    error: str | None = None
+    allowed_ids: tuple[str, ...] = field(default=())
+
+    @property
+    def kept_claims(self) -> tuple[Claim, ...]:
+        return tuple(c for c in self.claims if c.kept)
+
+    @property
+    def failures(self) -> list[str]:
+        """One sentence per failure, naming claim and source: the repair step's input."""
+        out: list[str] = []
+        if self.error:
+            out.append(f"the output could not be read: {self.error}")
+        for claim in self.claims:
+            if claim.kept:
+                continue
+            if claim.message:
+                out.append(claim.message)
+            out.extend(c.message for c in claim.citations if c.message)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        cits = [c for claim in self.claims for c in claim.citations]
+        return {
+            "version": VERDICT_VERSION,
+            "normalization": NORMALIZATION_VERSION,
+            "status": self.status,
+            "format": self.format,
+            "answerable": self.answerable,
+            "missing": self.missing,
+            "error": self.error,
+            "allowed_ids": list(self.allowed_ids),
+            "counts": {
+                "claims": len(self.claims),
+                "kept": len(self.kept_claims),
+                "dropped": len(self.claims) - len(self.kept_claims),
+                "citations": len(cits),
+                "valid_citations": sum(c.valid for c in cits),
+            },
+            "claims": [c.to_dict() for c in self.claims],
+            "failures": self.failures,
+        }
+
+
+@dataclass(slots=True)
+class _Checked:
+    """A citation mid-check: its result so far and, once its span passed, its evidence."""
+
+    parsed: ParsedCitation
+    reason: str | None = None
+    message: str | None = None
+    span: tuple[int, int] | None = None
+    evidence: Evidence | None = None
+
+    def fail(self, reason: str, message: str) -> None:
+        self.reason, self.message, self.evidence = reason, message, None
+
+    def result(self) -> Citation:
+        p = self.parsed
+        return Citation(
+            p.ref, p.source_id, p.quote, self.reason is None, self.reason, self.span, self.message
+        )
+
+
+def verify(
+    ws: WorkingSet, output: str, format: str = "auto", policy: Policy | None = None
+) -> Verdict:
+    """Check a model's raw output against the working set that was sent with it."""
+    if not isinstance(ws, WorkingSet):
+        raise InputError(f"verify() needs a WorkingSet, got {type(ws).__name__}")
+    if format not in FORMATS:
+        raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
+    if not isinstance(output, str):
+        raise InputError(f"model output must be a string, got {type(output).__name__}")
+    policy = policy or Policy()
+    parsed = parse(ws, output, format, policy.sentinels)
+    return _verdict(ws, parsed, policy)
+
+
+def _verdict(ws: WorkingSet, parsed: Parsed, policy: Policy) -> Verdict:
+    common = {"format": parsed.format, "allowed_ids": ws.ids, "missing": parsed.missing}
+    if parsed.error is not None:
+        return Verdict("unparseable", error=parsed.error, **common)  # type: ignore[arg-type]
+    if parsed.abstained:
+        return Verdict("abstained", answerable=False, **common)  # type: ignore[arg-type]
+    claims = tuple(_check_claim(ws, n, c, policy) for n, c in enumerate(parsed.claims, 1))
+    kept = sum(c.kept for c in claims)
+    status: Status = (
+        "grounded" if claims and kept == len(claims) else "partial" if kept else "ungrounded"
+    )
+    return Verdict(status, claims=claims, answerable=True, **common)  # type: ignore[arg-type]
+
+
+def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> Claim:
+    if not claim.citations:
+        if claim.unmarked and states_number_or_date(claim.text):
+            msg = f"claim {n} states a number or date but cites no source"
+            return Claim(claim.text, (), False, "unmarked_claim", msg)
+        return Claim(claim.text, (), False, "no_citation", f"claim {n} cites no source")
+    checked = [_check_citation(ws, n, c, policy) for c in claim.citations]
+    passing = [c for c in checked if c.evidence is not None]
+    if passing:
+        facts = ClaimFacts.of(normalize(claim.text))
+        gap = missing_facts(facts, [c.evidence for c in passing if c.evidence is not None])
+        if gap is not None:
+            for c in passing:
+                c.fail(_SUPPORT_REASON[gap.kind], _support_message(n, gap, passing))
+    results = tuple(c.result() for c in checked)
+    if any(c.valid for c in results):
+        return Claim(claim.text, results, True)
+    return Claim(
+        claim.text, results, False, "no_valid_citation", f"claim {n} has no valid citation"
+    )
+
+
+def _support_message(n: int, gap: Missing, passing: list[_Checked]) -> str:
+    what = {"identifier": "identifier", "number": "number", "quoted_text": "quoted words"}
+    items = ", ".join(gap.items)
+    label = what[gap.kind] + ("s" if len(gap.items) > 1 and gap.kind != "quoted_text" else "")
+    cited = ", ".join(dict.fromkeys(c.parsed.source_id or "" for c in passing))
+    where = "the quotes from" if any(c.parsed.quote for c in passing) else ""
+    return f"claim {n}: {label} {items} not found in {where} {cited}".replace("  ", " ")
+
+
+def _check_citation(ws: WorkingSet, n: int, cit: ParsedCitation, policy: Policy) -> _Checked:
+    out = _Checked(cit)
+    sid = cit.source_id
+    source = None if sid is None else ws.get(sid)
+    if sid is None or source is None:
+        out.fail("unknown_source", f"claim {n} cites {cit.ref!r}, which was not sent")
+        return out
+    if source.kind == "user" and not policy.user_is_evidence:
+        out.fail("cites_user_message", f"claim {n} cites {sid}, the user's own message")
+        return out
+    if cit.quote is None or not cit.quote.strip():
+        if cit.needs_quote:
+            out.fail("quote_missing", f"claim {n}: citation of {sid} has no quote")
+        else:
+            out.evidence = ws.evidence(sid)
+        return out
+    _check_quote(ws, n, out, sid, cit.quote, policy)
+    return out
+
+
+def _check_quote(
+    ws: WorkingSet, n: int, out: _Checked, sid: str, quote: str, policy: Policy
+) -> None:
+    full = normalize(quote)
+    trimmed = _TRIM.sub("", full)
+    words = sum(1 for w in trimmed.split(" ") if any(c.isalnum() for c in w))
+    if words < policy.min_quote_words:
+        out.fail(
+            "quote_too_short",
+            f"claim {n}: quote from {sid} has {words} words, fewer than {policy.min_quote_words}",
+        )
+        return
+    if words > policy.max_quote_words:
+        out.fail(
+            "quote_too_long",
+            f"claim {n}: quote from {sid} has {words} words, more than {policy.max_quote_words}",
+        )
+        return
+    candidates = [full] if trimmed == full else [full, trimmed]
+    target = ws.normalized(sid)
+    for cand in candidates:
+        span = target.locate(cand)
+        if span is not None:
+            out.span, out.evidence = span, Evidence.of(cand)
+            return
+    for other in ws.sources:
+        if other.id != sid and any(ws.normalized(other.id).locate(c) for c in candidates):
+            out.fail(
+                "quote_in_other_source",
+                f"claim {n}: quote is not in the cited {sid} but in {other.id}",
+            )
+            return
+    out.fail("quote_not_found", f"claim {n}: quote not found in {sid}")
