@@ -78,7 +78,7 @@ def _report(verdict: Verdict) -> str:
         for c in claim.citations:
             where = f" at [{c.span[0]}:{c.span[1]})" if c.span else ""
             quote = f' "{_shorten(c.quote)}"' if c.quote else ""
-            state = "ok" if c.valid else f"{c.reason}"
+            state = "ok" if c.valid else f"{c.reason} ({c.message})"
             lines.append(f"       - {c.source or c.ref}{where}{quote}: {state}")
     return "\n".join(lines)
 

@@ -214,7 +214,8 @@ _ABBREVIATIONS = frozenset(
     {"e.g", "i.e", "etc", "vs", "dr", "mr", "mrs", "ms", "no", "st", "inc", "ltd", "co"}
     | {"corp", "approx", "fig", "sec", "art", "para", "cf", "al", "jr", "sr"}
 )
-_LIST_PREFIX = re.compile(r"^\s*(?:[-*•+]|\d{1,3}[.)]|#{1,6})\s+")
+_LIST_PREFIX = re.compile(r"^\s*(?:[-*•+]|\d{1,3}[.)])\s+")
+_HEADING = re.compile(r"^\s*#{1,6}\s")
 
 
 def _marker_refs(ws: WorkingSet, inner: str) -> list[str] | None:
@@ -248,12 +249,27 @@ def _sentence_ends(line: str) -> list[int]:
     return ends
 
 
+def _blocks(text: str) -> list[str]:
+    """Paragraphs and list items; wrapped lines inside one are joined back together."""
+    blocks: list[list[str]] = []
+    fresh = True
+    for raw_line in text.splitlines():
+        if not raw_line.strip() or _HEADING.match(raw_line):
+            fresh = True  # headings are not claims
+            continue
+        item = _LIST_PREFIX.match(raw_line) is not None
+        line = _LIST_PREFIX.sub("", raw_line).strip()
+        if fresh or item:
+            blocks.append([line])
+        else:
+            blocks[-1].append(line)
+        fresh = False
+    return [" ".join(b) for b in blocks]
+
+
 def _split_sentences(text: str) -> list[str]:
     out: list[str] = []
-    for raw_line in text.splitlines():
-        line = _LIST_PREFIX.sub("", raw_line).strip()
-        if not line:
-            continue
+    for line in _blocks(text):
         start = 0
         for end in _sentence_ends(line):
             if end > start:

@@ -1,0 +1,123 @@
+"""The docs are executed: every status and reason code is documented with an example that
+produces it, and every CLI command and option appears in docs/cli.md."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import click
+import pytest
+
+from quotebound import CITATION_REASONS, CLAIM_REASONS, STATUSES, WorkingSet, verify
+from quotebound.cli import cli
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+_BLOCK = re.compile(r"```(\w+) (\w+)\n(.*?)```", re.DOTALL)
+
+
+def _sections(path: Path) -> dict[str, str]:
+    """### `code` headings -> the text under them."""
+    parts = re.split(r"^### `([a-z_]+)`\s*$", path.read_text(encoding="utf-8"), flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def _reasons_doc() -> tuple[WorkingSet, dict[str, list[str]]]:
+    text = (DOCS / "reasons.md").read_text(encoding="utf-8")
+    sources = next(b for lang, tag, b in _BLOCK.findall(text) if tag == "sources")
+    ws = WorkingSet.from_dicts(json.loads(sources))
+    examples = {
+        code: [b for _, tag, b in _BLOCK.findall(body) if tag == "output"]
+        for code, body in _sections(DOCS / "reasons.md").items()
+    }
+    return ws, examples
+
+
+def _codes(verdict_dict: dict[str, object]) -> set[str]:
+    found = {str(verdict_dict["status"])}
+    for claim in verdict_dict["claims"]:  # type: ignore[attr-defined]
+        if claim["reason"]:
+            found.add(claim["reason"])
+        found.update(c["reason"] for c in claim["citations"] if c["reason"])
+    return found
+
+
+def test_every_code_is_documented_exactly_once() -> None:
+    _, examples = _reasons_doc()
+    expected = set(STATUSES) | set(CLAIM_REASONS) | set(CITATION_REASONS)
+    assert set(examples) == expected
+
+
+@pytest.mark.parametrize("code", sorted(set(STATUSES) | set(CLAIM_REASONS) | set(CITATION_REASONS)))
+def test_documented_example_produces_its_code(code: str) -> None:
+    ws, examples = _reasons_doc()
+    assert examples[code], f"docs/reasons.md has no output example for {code}"
+    for output in examples[code]:
+        verdict = verify(ws, output).to_dict()
+        assert code in _codes(verdict), (code, verdict)
+
+
+def _all_commands() -> list[tuple[str, click.Command]]:
+    out: list[tuple[str, click.Command]] = []
+    assert isinstance(cli, click.Group)
+    for name, command in cli.commands.items():
+        out.append((name, command))
+    return out
+
+
+@pytest.mark.parametrize(("name", "command"), _all_commands())
+def test_cli_command_and_options_documented(name: str, command: click.Command) -> None:
+    doc = (DOCS / "cli.md").read_text(encoding="utf-8")
+    assert f"quotebound {name}" in doc
+    for param in command.params:
+        if isinstance(param, click.Option):
+            for opt in param.opts:
+                assert opt in doc, f"{opt} of quotebound {name} is not in docs/cli.md"
+
+
+def test_readme_opens_with_the_two_setup_commands() -> None:
+    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    first_block = re.search(r"```\w*\n(.*?)```", readme, re.DOTALL)
+    assert first_block is not None
+    commands = [ln.split("#")[0].strip() for ln in first_block.group(1).splitlines()]
+    assert [c for c in commands if c] == ["make demo", "make test"]
+
+
+def test_verify_page_python_examples_run() -> None:
+    text = (DOCS / "verify.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "docs/verify.md", "exec"), {})
+
+
+def test_verify_page_verdict_example_is_real() -> None:
+    text = (DOCS / "verify.md").read_text(encoding="utf-8")
+    section = text.split("## The verdict", 1)[1]
+    shown = json.loads(re.search(r"```json\n(.*?)```", section, re.DOTALL).group(1))  # type: ignore[union-attr]
+    sources = json.loads((DOCS.parent / "examples" / "sources.json").read_text(encoding="utf-8"))
+    raw = json.dumps(
+        {
+            "answerable": True,
+            "claims": [
+                {
+                    "text": c["text"],
+                    "citations": [
+                        {"source": x["ref"], "quote": x["quote"]} for x in c["citations"]
+                    ],
+                }
+                for c in shown["claims"]
+            ],
+        }
+    )
+    assert verify(WorkingSet.from_dicts(sources), raw).to_dict() == shown
+
+
+def test_readme_python_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    text = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})
+    assert capsys.readouterr().out.split() == ["ungrounded", "number_not_in_source"]
