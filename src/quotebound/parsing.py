@@ -25,12 +25,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from .sources import WorkingSet
 
 Format = Literal["json", "inline", "evidence", "cites"]
 FORMATS: tuple[str, ...] = ("auto", "json", "inline", "evidence", "cites")
+_FORMATS = frozenset(FORMATS) - {"auto"}
 DEFAULT_SENTINELS: tuple[str, ...] = (
     "Not covered by the provided documents.",
     "INSUFFICIENT_CONTEXT",
@@ -87,17 +88,26 @@ _CITES_LINE = re.compile(r"""(?im)^[ \t]*["']?cites["']?[ \t]*[:=][ \t]*\[(.*?)\
 
 
 def detect_format(raw: str) -> Format:
+    """The format ``auto`` picks for this output (see the module docstring)."""
+    return _detect(raw)[0]
+
+
+_NOT_DECODED: Any = object()
+
+
+def _detect(raw: str) -> tuple[Format, Any]:
+    """The format, and the JSON value when detection had to decode it (else _NOT_DECODED)."""
     text = raw.strip()
     if _EVIDENCE_OPEN.search(text):
-        return "evidence"
+        return "evidence", _NOT_DECODED
+    data = _load_json(text) if "{" in text else None
+    if isinstance(data, dict):
+        return ("cites" if "cites" in data and "claims" not in data else "json"), data
     if text.startswith(("{", "```", "[{")):
-        data = _load_json(text)
-        if isinstance(data, dict) and "claims" not in data and "cites" in data:
-            return "cites"
-        return "json"
+        return "json", _NOT_DECODED  # JSON that does not decode: parse_json says why
     if _CITES_LINE.search(text):
-        return "cites"
-    return "inline"
+        return "cites", _NOT_DECODED
+    return "inline", _NOT_DECODED
 
 
 def _load_json(text: str) -> Any:
@@ -134,10 +144,11 @@ class _Shape(ValueError):
     """The JSON parsed but does not have the contract's shape."""
 
 
-def parse_json(ws: WorkingSet, raw: str) -> Parsed:
+def parse_json(ws: WorkingSet, raw: str, data: Any = _NOT_DECODED) -> Parsed:
     out = Parsed("json")
     try:
-        data = _decode_json(raw)
+        if data is _NOT_DECODED:
+            data = _decode_json(raw)
         if not isinstance(data, dict):
             raise _Shape(f"expected a JSON object, got {_type(data)}")
         answerable = data.get("answerable", True)
@@ -177,7 +188,10 @@ def _json_claim(ws: WorkingSet, i: int, claim: Any) -> ParsedClaim:
         cits = [_json_citation(ws, f"{where}.citations[{j}]", c) for j, c in enumerate(items)]
     else:
         cits = [_citation(ws, ref, None, False) for ref in _ref_list(claim.get("cites"), where)]
-    return ParsedClaim(text.strip(), cits)
+    # Markers inside a JSON claim's text ("... 16 weeks [S1].") are dropped, not trusted:
+    # the citations list is what gets checked.
+    body, _ = _strip_markers(ws, text)
+    return ParsedClaim(body or text.strip(), cits)
 
 
 def _ref_text(value: Any, where: str) -> str:
@@ -209,6 +223,8 @@ def _ref_list(value: Any, where: str) -> list[str]:
 # -- inline ---------------------------------------------------------------------------------
 
 _BRACKET = re.compile(r"\[([^\[\]\n]{1,120})\](?!\()")
+_PAREN = re.compile(r"\(([^()\n]{1,120})\)")
+_TRAILING_GROUP = re.compile(r"\s*(?:\[([^\[\]\n]{1,120})\](?!\()|\(([^()\n]{1,120})\))")
 _REF_TOKEN = re.compile(r"[A-Za-z0-9_:.#/-]+")
 _ABBREVIATIONS = frozenset(
     {"e.g", "i.e", "etc", "vs", "dr", "mr", "mrs", "ms", "no", "st", "inc", "ltd", "co"}
@@ -218,9 +234,13 @@ _LIST_PREFIX = re.compile(r"^\s*(?:[-*•+]|\d{1,3}[.)])\s+")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
 
 
+def _tokens(inner: str) -> list[str]:
+    return [t.strip() for t in re.split(r"[,;]|\s+and\s+", inner)]
+
+
 def _marker_refs(ws: WorkingSet, inner: str) -> list[str] | None:
     """The refs in a bracket's content, or None if the bracket is not a citation marker."""
-    tokens = [t.strip() for t in re.split(r"[,;]|\s+and\s+", inner)]
+    tokens = _tokens(inner)
     if not tokens or any(not t for t in tokens):
         return None
     for token in tokens:
@@ -231,7 +251,18 @@ def _marker_refs(ws: WorkingSet, inner: str) -> list[str] | None:
     return tokens
 
 
-def _sentence_ends(line: str) -> list[int]:
+def _paren_refs(ws: WorkingSet, inner: str) -> list[str] | None:
+    """Parentheses are a backup marker form, for exact ids only: "(2)" or "(COVID-19)" is prose."""
+    tokens = _tokens(inner)
+    return tokens if tokens and all(t in ws for t in tokens) else None
+
+
+def _group_refs(ws: WorkingSet, m: re.Match[str]) -> list[str] | None:
+    bracket, paren = m.group(1), m.group(2)
+    return _marker_refs(ws, bracket) if bracket is not None else _paren_refs(ws, paren)
+
+
+def _sentence_ends(ws: WorkingSet, line: str) -> list[int]:
     """Offsets just past each sentence end in a line (markers after the stop included)."""
     ends: list[int] = []
     for m in re.finditer(r"[.!?]+[\"')\]]*(?=\s|$)", line):
@@ -242,9 +273,8 @@ def _sentence_ends(line: str) -> list[int]:
             if w in _ABBREVIATIONS or (len(w) == 1 and w.isalpha()):
                 continue
         end = m.end()
-        trailing = re.match(r"(?:\s*\[[^\[\]\n]{1,120}\](?!\())+", line[end:])
-        if trailing is not None:
-            end += trailing.end()
+        while (group := _TRAILING_GROUP.match(line, end)) and _group_refs(ws, group):
+            end = group.end()
         ends.append(end)
     return ends
 
@@ -267,11 +297,11 @@ def _blocks(text: str) -> list[str]:
     return [" ".join(b) for b in blocks]
 
 
-def _split_sentences(text: str) -> list[str]:
+def _split_sentences(ws: WorkingSet, text: str) -> list[str]:
     out: list[str] = []
     for line in _blocks(text):
         start = 0
-        for end in _sentence_ends(line):
+        for end in _sentence_ends(ws, line):
             if end > start:
                 out.append(line[start:end].strip())
             start = end
@@ -290,7 +320,14 @@ def _strip_markers(ws: WorkingSet, sentence: str) -> tuple[str, list[str]]:
         refs.extend(found)
         return ""
 
-    text = _BRACKET.sub(take, sentence)
+    def take_paren(m: re.Match[str]) -> str:
+        found = _paren_refs(ws, m.group(1))
+        if found is None:
+            return m.group()
+        refs.extend(found)
+        return ""
+
+    text = _PAREN.sub(take_paren, _BRACKET.sub(take, sentence))
     text = re.sub(r"\s+([.,;:!?])", r"\1", text)
     return " ".join(text.split()), list(dict.fromkeys(refs))
 
@@ -298,7 +335,7 @@ def _strip_markers(ws: WorkingSet, sentence: str) -> tuple[str, list[str]]:
 def _prose_claims(ws: WorkingSet, text: str) -> list[tuple[str, list[str]]]:
     """Sentences of prose with the refs their markers name; markers alone join the previous."""
     claims: list[tuple[str, list[str]]] = []
-    for sentence in _split_sentences(text):
+    for sentence in _split_sentences(ws, text):
         body, refs = _strip_markers(ws, sentence)
         if not any(c.isalnum() for c in body):
             if claims and refs:
@@ -369,16 +406,17 @@ def parse_evidence(ws: WorkingSet, raw: str, sentinels: tuple[str, ...]) -> Pars
 # -- cites ----------------------------------------------------------------------------------
 
 
-def parse_cites(ws: WorkingSet, raw: str) -> Parsed:
+def parse_cites(ws: WorkingSet, raw: str, data: Any = _NOT_DECODED) -> Parsed:
     out = Parsed("cites")
     text = raw.strip()
     try:
-        if text.startswith(("{", "```")):
-            data = _decode_json(text)
+        if data is not _NOT_DECODED or text.startswith(("{", "```")):
+            if data is _NOT_DECODED:
+                data = _decode_json(text)
             if not isinstance(data, dict):
                 raise _Shape(f"expected a JSON object, got {_type(data)}")
             if "claims" in data:
-                return parse_json(ws, raw)
+                return parse_json(ws, raw, data)
             answer = next((data[k] for k in ("answer", "text", "response") if k in data), None)
             if not isinstance(answer, str):
                 raise _Shape('expected an "answer" string beside "cites"')
@@ -401,20 +439,19 @@ def parse_cites(ws: WorkingSet, raw: str) -> Parsed:
 
 def parse(ws: WorkingSet, raw: str, fmt: str, sentinels: tuple[str, ...]) -> Parsed:
     """Parse raw model output in the given format (``auto`` detects it)."""
-    chosen = detect_format(raw) if fmt == "auto" else fmt
+    chosen, data = _detect(raw) if fmt == "auto" else (_as_format(fmt), _NOT_DECODED)
     if raw.strip() in sentinels:
-        return Parsed(_as_format(chosen), abstained=True, answerable=False)
+        return Parsed(chosen, abstained=True, answerable=False)
     if chosen == "json":
-        return parse_json(ws, raw)
+        return parse_json(ws, raw, data)
     if chosen == "inline":
         return parse_inline(ws, raw)
     if chosen == "evidence":
         return parse_evidence(ws, raw, sentinels)
-    return parse_cites(ws, raw)
+    return parse_cites(ws, raw, data)
 
 
 def _as_format(value: str) -> Format:
-    for fmt in ("json", "inline", "evidence", "cites"):
-        if value == fmt:
-            return fmt
-    raise ValueError(value)  # pragma: no cover - callers validate the format first
+    if value not in _FORMATS:
+        raise ValueError(value)  # pragma: no cover - verify() validates the format first
+    return cast(Format, value)

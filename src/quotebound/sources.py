@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .errors import SourceError
-from .normalize import NormalizedText
+from .normalize import NormalizedText, normalize
 from .support import Evidence
 
 SourceKind = Literal["document", "tool", "user"]
@@ -110,6 +110,7 @@ class WorkingSet:
     _by_id: dict[str, int] = field(init=False, repr=False)
     _normalized: dict[str, NormalizedText] = field(init=False, repr=False)
     _evidence: dict[str, Evidence] = field(init=False, repr=False)
+    _id_tokens: frozenset[str] | None = field(init=False, repr=False)
 
     def __init__(self, sources: Iterable[Source]) -> None:
         items = tuple(sources)
@@ -126,6 +127,7 @@ class WorkingSet:
         self._by_id = by_id
         self._normalized = {}
         self._evidence = {}
+        self._id_tokens = None
 
     @classmethod
     def from_dicts(cls, items: Iterable[Mapping[str, Any]]) -> WorkingSet:
@@ -172,6 +174,12 @@ class WorkingSet:
             cached = Evidence.of(self.normalized(source_id).text)
             self._evidence[source_id] = cached
         return cached
+
+    def id_tokens(self) -> frozenset[str]:
+        """The ids, normalised: a claim naming a source ("as S2 says") names no identifier."""
+        if self._id_tokens is None:
+            self._id_tokens = frozenset(normalize(s.id) for s in self.sources)
+        return self._id_tokens
 
     def prepare(self) -> WorkingSet:
         """Normalise every source now (at pack time) rather than on first citation."""

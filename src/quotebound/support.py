@@ -14,6 +14,7 @@ fullwidth digits are already folded.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
@@ -98,10 +99,17 @@ class ClaimFacts:
     quoted: tuple[str, ...]
 
     @classmethod
-    def of(cls, normalized_claim: str) -> ClaimFacts:
+    def of(
+        cls, normalized_claim: str, ignore: Callable[[], frozenset[str]] | None = None
+    ) -> ClaimFacts:
+        """The facts of a claim; ``ignore`` lazily gives identifiers that are not facts (ids)."""
+        idents = identifiers(normalized_claim)
+        if idents and ignore is not None:
+            skip = ignore()
+            idents = [i for i in idents if i not in skip]
         return cls(
             numbers=tuple(ordered_numbers(normalized_claim)),
-            identifiers=tuple(identifiers(normalized_claim)),
+            identifiers=tuple(idents),
             quoted=tuple(quoted_phrases(normalized_claim)),
         )
 

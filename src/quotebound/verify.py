@@ -240,7 +240,7 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
     checked = [_check_citation(ws, n, c, policy) for c in claim.citations]
     passing = [c for c in checked if c.evidence is not None]
     if passing:
-        facts = ClaimFacts.of(normalize(claim.text))
+        facts = ClaimFacts.of(normalize(claim.text), ignore=ws.id_tokens)
         gap = missing_facts(facts, [c.evidence for c in passing if c.evidence is not None])
         if gap is not None:
             for c in passing:
