@@ -57,14 +57,14 @@ _QUOTES_AND_DASHES = {
 }
 _ASCII_WHITESPACE = {c: " " for c in range(128) if chr(c).isspace()}
 
-# What plain ASCII text (lower-cased, 1:1) cannot handle: whitespace runs, non-ASCII
-# whitespace, character references, and runs of other non-ASCII characters.
-_SPECIAL = re.compile(
-    r"(?P<ws>\s{2,}|[^\S\x00-\x7f])"
-    r"|(?P<ent>&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[^\t\n\f <&#;]{1,32};?))"
-    r"|(?P<uni>[^\x00-\x7f\s]+)"
-)
+# What plain text (lower-cased and translated 1:1, in C) cannot handle alone: whitespace runs,
+# character references, and non-ASCII characters. Most non-ASCII characters turn out to be
+# "regular" (they fold to exactly one character, context-free) and stay in the bulk text.
+_REFERENCE = re.compile(r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]{0,31};?)")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_ASCII_CONTROL_SPACES = "\n\t\r\x0b\x0c\x1c\x1d\x1e\x1f"
 _SPACES = re.compile(" {2,}")
+_CAPITAL_SIGMA = "\u03a3"  # str.lower() makes it final or not by context: never bulk-lowered
 
 
 def _is_non_starter(ch: str) -> bool:
@@ -86,124 +86,81 @@ def fold(text: str) -> str:
     return "".join(out)
 
 
+# Per non-ASCII character: its fold when it is "regular" (it may stay in bulk text: its fold
+# is one character, equal to the fold of its lower case, it combines with nothing and is not
+# removed), else "". A memo of a pure function, bounded so hostile text cannot grow it forever.
+_REGULAR: dict[str, str] = {}
+
+
+def _learn(ch: str) -> str:
+    lower = ch.lower()
+    folded = fold(ch)
+    ok = (
+        len(lower) == 1
+        and len(folded) == 1
+        and fold(lower) == folded
+        and (folded != " " or ch.isspace())
+        and ch != _CAPITAL_SIGMA
+        and not _is_non_starter(ch)
+    )
+    result = folded if ok else ""
+    if len(_REGULAR) < 65536:
+        _REGULAR[ch] = result
+    return result
+
+
+_WS_SINGLE = re.compile(r"[^\S ]")
+
+
 def normalize(text: str) -> str:
-    """The normalised form of ``text``, trimmed. Equal inputs under the policy give equal output."""
-    if text.isascii() and "&" not in text:
-        return " ".join(text.lower().split())
+    """The normalised form of ``text``, trimmed. Equal inputs under the policy give equal output.
+
+    The same result as ``NormalizedText(text).text.strip(" ")``, without the offset map when
+    every character is regular (the common case for quotes and claims).
+    """
+    if "&" not in text or _REFERENCE.search(text) is None:
+        if text.isascii():
+            return " ".join(text.lower().split())
+        swaps: dict[str, str] = {}
+        for m in _NON_ASCII.finditer(text):
+            ch = m.group()
+            folded = _REGULAR.get(ch)
+            if folded is None:
+                folded = _learn(ch)
+            if not folded:
+                break
+            if folded != ch:
+                swaps[ch.lower()] = folded
+        else:
+            return " ".join(_fold_bulk(text.lower(), swaps).split())
     return NormalizedText(text).text.strip(" ")
-
-
-def _clusters(run: str, base: int) -> list[tuple[int, int]]:
-    """Split a run into clusters: a starter followed by the characters that combine with it."""
-    bounds: list[tuple[int, int]] = []
-    start = 0
-    for i in range(1, len(run)):
-        if not _is_non_starter(run[i]):
-            bounds.append((base + start, base + i))
-            start = i
-    bounds.append((base + start, base + len(run)))
-    return bounds
 
 
 class NormalizedText:
     """A text's normalised form with a map back to original offsets.
 
     ``text`` is the normalised string (not trimmed: a leading or trailing space may remain).
+    The map is a list of *units*, the places where the text is not copied 1:1 (a collapsed
+    whitespace run, a decoded reference, a cluster NFKC changed, a removed character), each as
+    (normalised start, normalised length, original start, original length). Between units the
+    two texts advance together, one character for one.
     """
 
-    __slots__ = (
-        "_last_space",
-        "_lens",
-        "_linear",
-        "_orig_ends",
-        "_orig_starts",
-        "_parts",
-        "_pos",
-        "_starts",
-        "original",
-        "text",
-    )
+    __slots__ = ("_u_len", "_u_norm", "_u_olen", "_u_orig", "original", "text")
 
     def __init__(self, original: str) -> None:
         self.original = original
-        self._starts: list[int] = []
-        self._lens: list[int] = []
-        self._orig_starts: list[int] = []
-        self._orig_ends: list[int] = []
-        self._linear: list[bool] = []
-        self._parts: list[str] = []
-        self._pos = 0
-        self._last_space = False
-        self._build(original)
-        self.text = "".join(self._parts)
-        del self._parts, self._pos, self._last_space
+        self._u_norm: list[int] = []
+        self._u_len: list[int] = []
+        self._u_orig: list[int] = []
+        self._u_olen: list[int] = []
+        self.text = _Builder(self, original).run()
 
-    # -- building -------------------------------------------------------------------------
-
-    def _emit(self, out: str, orig_start: int, orig_end: int, linear: bool) -> None:
-        if not out:
-            return
-        if self._last_space and out[0] == " ":
-            if linear:
-                out, orig_start = out[1:], orig_start + 1
-            else:
-                out = out.lstrip(" ")
-            if not out:
-                return
-        self._starts.append(self._pos)
-        self._lens.append(len(out))
-        self._orig_starts.append(orig_start)
-        self._orig_ends.append(orig_end)
-        self._linear.append(linear)
-        self._parts.append(out)
-        self._pos += len(out)
-        self._last_space = out[-1] == " "
-
-    def _emit_plain(self, text: str, start: int, end: int) -> None:
-        if start < end:
-            self._emit(text[start:end].lower().translate(_ASCII_WHITESPACE), start, end, True)
-
-    def _emit_atomic(self, out: str, start: int, end: int) -> None:
-        self._emit(_SPACES.sub(" ", out), start, end, len(out) == 1 and end - start == 1)
-
-    def _build(self, text: str) -> None:
-        plain_from = 0
-        for m in _SPECIAL.finditer(text):
-            start, end = m.span()
-            kind = m.lastgroup
-            if kind == "uni" and start > plain_from and _is_non_starter(text[start]):
-                start -= 1  # a combining mark belongs with the ASCII letter before it
-            self._emit_plain(text, plain_from, start)
-            plain_from = end
-            if kind == "ws":
-                self._emit(" ", start, end, end - start == 1)
-            elif kind == "ent":
-                self._emit_entity(m.group(), start, end)
-            else:
-                for c_start, c_end in _clusters(text[start:end], start):
-                    self._emit_atomic(fold(text[c_start:c_end]), c_start, c_end)
-        self._emit_plain(text, plain_from, len(text))
-
-    def _emit_entity(self, ref: str, start: int, end: int) -> None:
-        decoded = html.unescape(ref)
-        if decoded == ref:  # not a reference after all ("AT&T"): plain text
-            self._emit_plain_or_fold(ref, start, end)
-            return
-        # A reference without ';' may decode only a prefix ("&ampx" -> "&x"): split off the
-        # unchanged tail so a match can still start or end inside it.
-        keep = 0
-        while keep < min(len(ref), len(decoded)) - 1 and ref[-1 - keep] == decoded[-1 - keep]:
-            keep += 1
-        self._emit_atomic(fold(decoded[: len(decoded) - keep]), start, end - keep)
-        if keep:
-            self._emit_plain_or_fold(ref[-keep:], end - keep, end)
-
-    def _emit_plain_or_fold(self, piece: str, start: int, end: int) -> None:
-        if piece.isascii():
-            self._emit(piece.lower().translate(_ASCII_WHITESPACE), start, end, True)
-        else:
-            for c_start, c_end in _clusters(piece, start):
-                self._emit_atomic(fold(piece[c_start - start : c_end - start]), c_start, c_end)
+    def _unit(self, norm: int, length: int, orig: int, orig_len: int) -> None:
+        self._u_norm.append(norm)
+        self._u_len.append(length)
+        self._u_orig.append(orig)
+        self._u_olen.append(orig_len)
 
     # -- mapping --------------------------------------------------------------------------
 
@@ -211,21 +168,25 @@ class NormalizedText:
         """Original ``[start, end)`` of normalised ``[start, end)``; None if it cuts a unit."""
         if not 0 <= start < end <= len(self.text):
             return None
-        seg = bisect_right(self._starts, start) - 1
-        if self._linear[seg]:
-            orig_start = self._orig_starts[seg] + (start - self._starts[seg])
-        elif start == self._starts[seg]:
-            orig_start = self._orig_starts[seg]
-        else:
+        first = self._original_at(start, start_side=True)
+        last = self._original_at(end - 1, start_side=False)
+        if first is None or last is None:
             return None
-        seg = bisect_right(self._starts, end - 1) - 1
-        if self._linear[seg]:
-            orig_end = self._orig_starts[seg] + (end - self._starts[seg])
-        elif end == self._starts[seg] + self._lens[seg]:
-            orig_end = self._orig_ends[seg]
-        else:
-            return None
-        return orig_start, orig_end
+        return first, last
+
+    def _original_at(self, i: int, start_side: bool) -> int | None:
+        """Original start of normalised char ``i`` (or original end, for the end side)."""
+        k = bisect_right(self._u_norm, i) - 1
+        if k < 0:
+            return i if start_side else i + 1
+        norm, length = self._u_norm[k], self._u_len[k]
+        orig, orig_len = self._u_orig[k], self._u_olen[k]
+        if i < norm + length:  # inside a unit: only its edges are boundaries
+            if start_side:
+                return orig if i == norm else None
+            return orig + orig_len if i == norm + length - 1 else None
+        after = orig + orig_len + (i - norm - length)
+        return after if start_side else after + 1
 
     def locate(self, needle: str) -> tuple[int, int] | None:
         """Original span of the first whole-word occurrence of a normalised ``needle``.
@@ -234,29 +195,239 @@ class NormalizedText:
         (``4 weeks`` is not found in ``14 weeks``, ``5 percent`` not in ``1.5 percent``) nor
         inside an atomic unit.
         """
-        for i in find_words(self.text, needle):
-            span = self.span(i, i + len(needle))
-            if span is not None:
-                return span
+        hay = self.text
+        i = hay.find(needle) if needle else -1
+        if i < 0:
+            return None
+        check_left, check_right = needle[0].isalnum(), needle[-1].isalnum()
+        size = len(needle)
+        while i >= 0:
+            if not (check_left and _cuts_left(hay, i)) and not (
+                check_right and _cuts_right(hay, i + size)
+            ):
+                span = self.span(i, i + size)
+                if span is not None:
+                    return span
+            i = hay.find(needle, i + 1)
         return None
 
 
+class _Builder:
+    """Builds one NormalizedText in two passes.
+
+    Pass 1 finds the irregular units (whitespace runs, references, clusters that NFKC, case or
+    removal change) with one regex; pass 2 takes everything between them from the whole text
+    lower-cased and folded one for one in C, and joins the pieces.
+    """
+
+    __slots__ = ("last_space", "out", "parts", "pos", "text")
+
+    def __init__(self, out: NormalizedText, text: str) -> None:
+        self.out, self.text = out, text
+        self.parts: list[str] = []
+        self.pos = 0  # length of the normalised text so far
+        self.last_space = False
+
+    def run(self) -> str:
+        text = self.text
+        units: list[tuple[int, int, str]] = []
+        swaps: dict[str, str] = {}  # lower-case char -> its fold, for regular chars that change
+        done = 0
+        for start, end, kind in _irregular_candidates(text):
+            if start < done:
+                continue  # inside a whitespace run or a cluster already taken
+            if kind == 0:
+                unit: tuple[int, int, str] | None = (start, end, " ")
+            elif kind == 1:
+                unit = _entity(text[start:end], start)
+            else:
+                ch = text[start]
+                folded = _REGULAR.get(ch)
+                if folded is None:
+                    folded = _learn(ch)
+                if folded:
+                    if folded != ch:
+                        swaps[ch.lower()] = folded
+                    continue
+                unit = _cluster(text, start, done)
+            if unit is not None:
+                units.append(unit)
+                done = unit[1]
+        bulk = self._bulk(swaps)
+        at = 0
+        for start, end, folded in units:
+            self._emit_bulk(bulk, at, start)
+            self._emit_unit(folded, start, end)
+            at = end
+        self._emit_bulk(bulk, at, len(text))
+        return "".join(self.parts)
+
+    def _bulk(self, swaps: dict[str, str]) -> str | None:
+        """The whole text lower-cased and folded one for one (None if lower() moved offsets)."""
+        low = self.text.lower()
+        if len(low) != len(self.text):  # "İ" lowers to two characters: per-chunk fallback
+            return None
+        return _fold_bulk(low, swaps)
+
+    def _emit_bulk(self, bulk: str | None, start: int, end: int) -> None:
+        if end <= start:
+            return
+        chunk = (
+            bulk[start:end]
+            if bulk is not None
+            else _fold_bulk(
+                self.text[start:end].lower(), {k: fold(k) for k in set(self.text[start:end])}
+            )
+        )
+        if self.last_space and chunk[0] == " ":  # a space run across a removed unit
+            self.out._unit(self.pos, 0, start, 1)
+            chunk = chunk[1:]
+            if not chunk:
+                return
+        self.parts.append(chunk)
+        self.pos += len(chunk)
+        self.last_space = chunk[-1] == " "
+
+    def _emit_unit(self, folded: str, start: int, end: int) -> None:
+        folded = _SPACES.sub(" ", folded)
+        if self.last_space and folded.startswith(" "):
+            folded = folded.lstrip(" ")
+        self.out._unit(self.pos, len(folded), start, end - start)
+        if folded:
+            self.parts.append(folded)
+            self.pos += len(folded)
+            self.last_space = folded[-1] == " "
+
+
+def _irregular_candidates(text: str) -> list[tuple[int, int, int]]:
+    """(start, end, kind) of whitespace runs (0), references (1) and non-ASCII chars (2).
+
+    Sorted by start; a run comes before a non-ASCII whitespace character at the same place.
+    Literal searches run in C far faster than one regex alternation over every position.
+    """
+    non_ascii = [] if text.isascii() else [m.start() for m in _NON_ASCII.finditer(text)]
+    found = [(s, e, 0) for s, e in _whitespace_runs(text, non_ascii)]
+    if "&" in text:
+        found += [(m.start(), m.end(), 1) for m in _REFERENCE.finditer(text)]
+    found += [(p, p + 1, 2) for p in non_ascii]
+    found.sort()
+    return found
+
+
+def _positions(text: str, needle: str) -> list[int]:
+    out = []
+    i = text.find(needle)
+    while i >= 0:
+        out.append(i)
+        i = text.find(needle, i + 1)
+    return out
+
+
+def _whitespace_runs(text: str, non_ascii: list[int]) -> list[tuple[int, int]]:
+    """Runs of two or more whitespace characters.
+
+    Every run holds two spaces in a row or a whitespace character other than the space, so
+    only those places are looked at.
+    """
+    seeds = [p for p in non_ascii if text[p].isspace()]
+    for needle in ("  ", *_ASCII_CONTROL_SPACES):
+        if needle in text:
+            seeds += _positions(text, needle)
+    runs: list[tuple[int, int]] = []
+    covered, size = 0, len(text)
+    for p in sorted(seeds):
+        if p < covered:
+            continue
+        start, end = p, p + 1
+        while start > covered and text[start - 1].isspace():
+            start -= 1
+        while end < size and text[end].isspace():
+            end += 1
+        if end - start > 1:
+            runs.append((start, end))
+            covered = end
+    return runs
+
+
+def _fold_bulk(low: str, swaps: dict[str, str]) -> str:
+    for ch in _ASCII_CONTROL_SPACES:
+        if ch in low:
+            low = low.replace(ch, " ")
+    for old, new in swaps.items():
+        if old != new:
+            low = low.replace(old, new)
+    return low
+
+
+def _cluster(text: str, start: int, done: int) -> tuple[int, int, str]:
+    """The irregular cluster at ``start``: a starter and the marks that combine with it."""
+    if start > done and _is_non_starter(text[start]):
+        start -= 1  # a combining mark belongs with the character before it
+    end = start + 1
+    while end < len(text) and _is_non_starter(text[end]):
+        end += 1
+    return start, end, fold(text[start:end])
+
+
+def _entity(ref: str, start: int) -> tuple[int, int, str] | None:
+    decoded = html.unescape(ref)
+    if decoded == ref:  # not a reference after all ("AT&T"): the '&' is bulk text
+        return None
+    # A reference without ';' may decode only a prefix ("&ampx" -> "&x"): the unchanged tail
+    # stays bulk text, so a match can still start or end inside it.
+    keep = 0
+    while keep < min(len(ref), len(decoded)) - 1 and ref[-1 - keep] == decoded[-1 - keep]:
+        keep += 1
+    return start, start + len(ref) - keep, fold(decoded[: len(decoded) - keep])
+
+
+def keeps_ascii_words(text: str) -> bool:
+    """Whether every run of ASCII letters and digits in ``normalize(text)`` is in ``text.lower()``.
+
+    True when no character and no reference of the text can turn into, remove itself from
+    between, or join up ASCII letters and digits (``&amp;`` and curly quotes are harmless;
+    ``&#112;``, soft hyphens and fullwidth letters are not). Then a cheap ``word in
+    text.lower()`` test rules a text out exactly, without normalising it.
+    """
+    if "&" in text:
+        for m in _REFERENCE.finditer(text):
+            decoded = html.unescape(m.group())
+            if decoded != m.group() and not all(_harmless(ch) for ch in decoded):
+                return False
+    if text.isascii():
+        return True
+    return all(_harmless(m.group()) for m in _NON_ASCII.finditer(text))
+
+
+def _harmless(ch: str) -> bool:
+    """A character that folds, one for one, into something other than an ASCII letter or digit."""
+    if ch.isascii():
+        return not ch.isalnum()
+    folded = _REGULAR.get(ch)
+    if folded is None:
+        folded = _learn(ch)
+    return bool(folded) and not (folded.isascii() and folded.isalnum())
+
+
 def _cuts_left(hay: str, i: int) -> bool:
+    """Whether an occurrence starting at ``i`` would start inside a word or a number."""
     if i == 0:
         return False
     before = hay[i - 1]
     if before.isalnum():
         return True
-    return before in ".," and hay[i].isdigit() and i > 1 and hay[i - 2].isdigit()
+    # 1.5 and 1,000 are one number; job-14 and doc_14 are one identifier
+    return before in ".,-_" and hay[i].isdigit() and i > 1 and hay[i - 2].isalnum()
 
 
 def _cuts_right(hay: str, j: int) -> bool:
+    """Whether an occurrence ending at ``j`` would end inside a word or a number."""
     if j >= len(hay):
         return False
     after = hay[j]
     if after.isalnum():
         return True
-    return after in ".," and hay[j - 1].isdigit() and j + 1 < len(hay) and hay[j + 1].isdigit()
+    return after in ".,-_" and hay[j - 1].isdigit() and j + 1 < len(hay) and hay[j + 1].isalnum()
 
 
 def find_words(hay: str, needle: str) -> Iterator[int]:

@@ -190,7 +190,7 @@ def _json_claim(ws: WorkingSet, i: int, claim: Any) -> ParsedClaim:
         cits = [_citation(ws, ref, None, False) for ref in _ref_list(claim.get("cites"), where)]
     # Markers inside a JSON claim's text ("... 16 weeks [S1].") are dropped, not trusted:
     # the citations list is what gets checked.
-    body, _ = _strip_markers(ws, text)
+    body = _strip_markers(ws, text)[0] if ("[" in text or "(" in text) else text.strip()
     return ParsedClaim(body or text.strip(), cits)
 
 

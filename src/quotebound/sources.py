@@ -15,17 +15,23 @@ Invariants:
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .errors import SourceError
-from .normalize import NormalizedText, normalize
+from .normalize import NormalizedText, keeps_ascii_words, normalize
 from .support import Evidence
 
 SourceKind = Literal["document", "tool", "user"]
 SOURCE_KINDS: tuple[SourceKind, ...] = ("document", "tool", "user")
 _FIELDS = ("id", "text", "key", "title", "url", "updated", "kind", "page")
+_ASCII_WORD = re.compile(r"[a-z0-9]{2,}")
+
+
+def _has_all(text: str, words: set[str]) -> bool:
+    return all(w in text for w in words)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +117,7 @@ class WorkingSet:
     _normalized: dict[str, NormalizedText] = field(init=False, repr=False)
     _evidence: dict[str, Evidence] = field(init=False, repr=False)
     _id_tokens: frozenset[str] | None = field(init=False, repr=False)
+    _index: dict[str, set[int]] | None = field(init=False, repr=False)
 
     def __init__(self, sources: Iterable[Source]) -> None:
         items = tuple(sources)
@@ -128,6 +135,7 @@ class WorkingSet:
         self._normalized = {}
         self._evidence = {}
         self._id_tokens = None
+        self._index = None
 
     @classmethod
     def from_dicts(cls, items: Iterable[Mapping[str, Any]]) -> WorkingSet:
@@ -171,7 +179,7 @@ class WorkingSet:
         """The cached support facts (number values) of a whole source."""
         cached = self._evidence.get(source_id)
         if cached is None:
-            cached = Evidence.of(self.normalized(source_id).text)
+            cached = Evidence(self.normalized(source_id).text)
             self._evidence[source_id] = cached
         return cached
 
@@ -182,10 +190,45 @@ class WorkingSet:
         return self._id_tokens
 
     def prepare(self) -> WorkingSet:
-        """Normalise every source now (at pack time) rather than on first citation."""
-        for src in self.sources:
-            self.normalized(src.id)
+        """Normalise every source now (at pack time), and index their words.
+
+        The word index lets ``holder_of`` look for a failed quote across the whole set in
+        time that does not grow with the number of sources.
+        """
+        index: dict[str, set[int]] = {}
+        for position, src in enumerate(self.sources):
+            for word in set(_ASCII_WORD.findall(self.normalized(src.id).text)):
+                index.setdefault(word, set()).add(position)
+        self._index = index
         return self
+
+    def holder_of(self, needles: list[str], exclude: str) -> str | None:
+        """The first other source in which a normalised needle occurs (exactly), or None.
+
+        Without the index, a source not normalised yet is first ruled out, where that is
+        exact, by looking for the needle's ASCII words in its lower-cased raw text.
+        """
+        keys = set(_ASCII_WORD.findall(needles[-1]))
+        if self._index is not None and keys:
+            postings = sorted((self._index.get(k, set()) for k in keys), key=len)
+            positions: list[int] = sorted(set.intersection(*postings))
+        else:
+            positions = list(range(len(self.sources)))
+        for position in positions:
+            src = self.sources[position]
+            if src.id == exclude:
+                continue
+            if (
+                keys
+                and src.id not in self._normalized
+                and keeps_ascii_words(src.text)
+                and not _has_all(src.text.lower(), keys)
+            ):
+                continue
+            nt = self.normalized(src.id)
+            if any(nt.locate(n) is not None for n in needles):
+                return src.id
+        return None
 
     def to_list(self) -> list[dict[str, Any]]:
         return [s.to_dict() for s in self.sources]

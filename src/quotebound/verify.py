@@ -62,6 +62,9 @@ _SUPPORT_REASON = {
     "number": "number_not_in_source",
     "quoted_text": "quoted_text_not_in_source",
 }
+_EDGE = frozenset(" \"'.,;:!?")
+_PUNCT_TOKEN = re.compile(r"(?:^| )[^\w ]+(?= |$)")
+_WORD = re.compile(r"[^\W_]+(?:\S*[^\W_])?")  # a token with a letter or digit
 _TRIM = re.compile(r"""^[\s"'.,;:!?]+|[\s"'.,;:!?]+$""")
 
 
@@ -286,8 +289,10 @@ def _check_quote(
     ws: WorkingSet, n: int, out: _Checked, sid: str, quote: str, policy: Policy
 ) -> None:
     full = normalize(quote)
-    trimmed = _TRIM.sub("", full)
-    words = sum(1 for w in trimmed.split(" ") if any(c.isalnum() for c in w))
+    trimmed = _TRIM.sub("", full) if full and (full[0] in _EDGE or full[-1] in _EDGE) else full
+    words = trimmed.count(" ") + 1 if trimmed else 0
+    if _PUNCT_TOKEN.search(trimmed):  # tokens without a letter or digit are not words
+        words = len(_WORD.findall(trimmed))
     if words < policy.min_quote_words:
         out.fail(
             "quote_too_short",
@@ -305,13 +310,12 @@ def _check_quote(
     for cand in candidates:
         span = target.locate(cand)
         if span is not None:
-            out.span, out.evidence = span, Evidence.of(cand)
+            out.span, out.evidence = span, Evidence(cand)
             return
-    for other in ws.sources:
-        if other.id != sid and any(ws.normalized(other.id).locate(c) for c in candidates):
-            out.fail(
-                "quote_in_other_source",
-                f"claim {n}: quote is not in the cited {sid} but in {other.id}",
-            )
-            return
+    holder = ws.holder_of(candidates, exclude=sid)
+    if holder is not None:
+        out.fail(
+            "quote_in_other_source", f"claim {n}: quote is not in the cited {sid} but in {holder}"
+        )
+        return
     out.fail("quote_not_found", f"claim {n}: quote not found in {sid}")
