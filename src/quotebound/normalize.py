@@ -50,6 +50,7 @@ _COMPOSING_STARTERS = frozenset(
 _QUOTES_AND_DASHES = {
     **dict.fromkeys(map(ord, "\u2018\u2019\u201a\u201b\u2032\u2035"), "'"),
     **dict.fromkeys(map(ord, "\u201c\u201d\u201e\u201f\u2033\u2036\u00ab\u00bb"), '"'),
+    ord("\u03c2"): "\u03c3",  # final sigma is a case form of sigma, as str.casefold has it
     **dict.fromkeys(
         map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2e3a\u2e3b\ufe58\ufe63\uff0d"),
         "-",
@@ -74,6 +75,8 @@ def _is_non_starter(ch: str) -> bool:
 def fold(text: str) -> str:
     """Steps 2-5 on one unit of text (no offsets kept). Whitespace is not collapsed here."""
     out: list[str] = []
+    if not text.isascii():  # removed first, so a mark after a removed char still composes
+        text = "".join(c for c in text if unicodedata.category(c) != "Cf")
     for ch in unicodedata.normalize("NFKC", text):
         for c in ch.lower():
             mapped = _QUOTES_AND_DASHES.get(ord(c))
@@ -181,10 +184,10 @@ class NormalizedText:
             return i if start_side else i + 1
         norm, length = self._u_norm[k], self._u_len[k]
         orig, orig_len = self._u_orig[k], self._u_olen[k]
-        if i < norm + length:  # inside a unit: only its edges are boundaries
-            if start_side:
-                return orig if i == norm else None
-            return orig + orig_len if i == norm + length - 1 else None
+        if i < norm + length:  # inside a unit: only its edges are boundaries...
+            if start_side:  # ...or where only spaces of it come before ("´" is " ́")
+                return orig if not self.text[norm:i].strip(" ") else None
+            return orig + orig_len if not self.text[i + 1 : norm + length].strip(" ") else None
         after = orig + orig_len + (i - norm - length)
         return after if start_side else after + 1
 
@@ -239,7 +242,7 @@ class _Builder:
             if kind == 0:
                 unit: tuple[int, int, str] | None = (start, end, " ")
             elif kind == 1:
-                unit = _entity(text[start:end], start)
+                unit = _entity(text, start, end)
             else:
                 ch = text[start]
                 folded = _REGULAR.get(ch)
@@ -359,26 +362,60 @@ def _fold_bulk(low: str, swaps: dict[str, str]) -> str:
     return low
 
 
+def _is_format(ch: str) -> bool:
+    return unicodedata.category(ch) == "Cf"
+
+
 def _cluster(text: str, start: int, done: int) -> tuple[int, int, str]:
-    """The irregular cluster at ``start``: a starter and the marks that combine with it."""
-    if start > done and _is_non_starter(text[start]):
-        start -= 1  # a combining mark belongs with the character before it
+    """The irregular cluster at ``start``: a starter and the marks that combine with it.
+
+    Removed format characters inside it do not split it: ``e``, a soft hyphen, then an acute
+    accent are one cluster that folds to ``é``.
+    """
     end = start + 1
-    while end < len(text) and _is_non_starter(text[end]):
+    marks = _is_non_starter(text[start])
+    while end < len(text) and (_is_non_starter(text[end]) or _is_format(text[end])):
+        marks = marks or _is_non_starter(text[end])
         end += 1
+    if marks and start > done and (_is_non_starter(text[start]) or _is_format(text[start])):
+        start -= 1  # the marks belong with the character before them
     return start, end, fold(text[start:end])
 
 
-def _entity(ref: str, start: int) -> tuple[int, int, str] | None:
+def _entity(text: str, start: int, end: int) -> tuple[int, int, str] | None:
+    """The unit of the reference at ``text[start:end]``, decoded until none is left.
+
+    ``&amp;lt;`` (escaped twice) is ``<``, as ``&lt;`` is: a quote copied from an escaped
+    prompt and the source it came from normalise alike.
+    """
+    value, stop = _decode_once(text, start, end)
+    if stop == start:
+        return None  # not a reference after all ("AT&T"): the '&' is bulk text
+    while value.endswith("&"):
+        follow = _REFERENCE.match("&" + text[stop : stop + 40])
+        if follow is None:
+            break
+        more, more_stop = _decode_once("&" + text[stop : stop + 40], 0, follow.end())
+        if more_stop == 0:
+            break
+        value, stop = value[:-1] + more, stop + more_stop - 1
+    return start, stop, fold(value)
+
+
+def _decode_once(text: str, start: int, end: int) -> tuple[str, int]:
+    """(decoded value, end of what it decoded) for one reference; end == start if none.
+
+    A reference without ';' may decode only a prefix ("&ampx" -> "&x"): the unchanged tail is
+    left out, so it stays bulk text where a match can still start or end.
+    """
+    ref = text[start:end]
     decoded = html.unescape(ref)
-    if decoded == ref:  # not a reference after all ("AT&T"): the '&' is bulk text
-        return None
-    # A reference without ';' may decode only a prefix ("&ampx" -> "&x"): the unchanged tail
-    # stays bulk text, so a match can still start or end inside it.
+    if decoded == ref:
+        return ref, start
     keep = 0
     while keep < min(len(ref), len(decoded)) - 1 and ref[-1 - keep] == decoded[-1 - keep]:
         keep += 1
-    return start, start + len(ref) - keep, fold(decoded[: len(decoded) - keep])
+    return decoded[: len(decoded) - keep], end - keep
 
 
 def keeps_ascii_words(text: str) -> bool:
@@ -392,8 +429,8 @@ def keeps_ascii_words(text: str) -> bool:
     if "&" in text:
         for m in _REFERENCE.finditer(text):
             decoded = html.unescape(m.group())
-            if decoded != m.group() and not all(_harmless(ch) for ch in decoded):
-                return False
+            if decoded != m.group() and ("&" in decoded or not all(map(_harmless, decoded))):
+                return False  # a decoded '&' may start another reference
     if text.isascii():
         return True
     return all(_harmless(m.group()) for m in _NON_ASCII.finditer(text))
@@ -416,8 +453,10 @@ def _cuts_left(hay: str, i: int) -> bool:
     before = hay[i - 1]
     if before.isalnum():
         return True
+    if not hay[i].isdigit() or i < 2:
+        return False
     # 1.5 and 1,000 are one number; job-14 and doc_14 are one identifier
-    return before in ".,-_" and hay[i].isdigit() and i > 1 and hay[i - 2].isalnum()
+    return (before in ".," and hay[i - 2].isdigit()) or (before in "-_" and hay[i - 2].isalnum())
 
 
 def _cuts_right(hay: str, j: int) -> bool:
@@ -427,7 +466,9 @@ def _cuts_right(hay: str, j: int) -> bool:
     after = hay[j]
     if after.isalnum():
         return True
-    return after in ".,-_" and hay[j - 1].isdigit() and j + 1 < len(hay) and hay[j + 1].isalnum()
+    if not hay[j - 1].isdigit() or j + 1 >= len(hay):
+        return False
+    return (after in ".," and hay[j + 1].isdigit()) or (after in "-_" and hay[j + 1].isalnum())
 
 
 def find_words(hay: str, needle: str) -> Iterator[int]:

@@ -70,7 +70,7 @@ def resolve_ref(ws: WorkingSet, ref: str) -> str | None:
     """The id a ref names: exact id, else ``n`` -> n-th source, else None."""
     if ref in ws:
         return ref
-    if ref.isascii() and ref.isdigit():
+    if ref.isascii() and ref.isdigit() and len(ref) <= 9:  # int() of any length could raise
         src = ws.nth(int(ref))
         return None if src is None else src.id
     return None
@@ -93,6 +93,7 @@ def detect_format(raw: str) -> Format:
 
 
 _NOT_DECODED: Any = object()
+_CONTRACT_KEYS = frozenset({"claims", "answerable", "cites"})
 
 
 def _detect(raw: str) -> tuple[Format, Any]:
@@ -101,9 +102,11 @@ def _detect(raw: str) -> tuple[Format, Any]:
     if _EVIDENCE_OPEN.search(text):
         return "evidence", _NOT_DECODED
     data = _load_json(text) if "{" in text else None
-    if isinstance(data, dict):
+    starts_as_json = text.startswith(("{", "```", "[{"))
+    # prose may quote a JSON object (a tool payload): only the contract's keys make it JSON
+    if isinstance(data, dict) and (starts_as_json or _CONTRACT_KEYS & data.keys()):
         return ("cites" if "cites" in data and "claims" not in data else "json"), data
-    if text.startswith(("{", "```", "[{")):
+    if starts_as_json:
         return "json", _NOT_DECODED  # JSON that does not decode: parse_json says why
     if _CITES_LINE.search(text):
         return "cites", _NOT_DECODED
@@ -125,12 +128,16 @@ def _decode_json(text: str) -> Any:
         text = fenced.group(1).strip()
     try:
         return json.loads(text)
+    except RecursionError:
+        raise ValueError("output is not valid JSON: nested too deeply") from None
     except json.JSONDecodeError as exc:
         first = text.find("{")
         if first < 0:
             raise ValueError(f"output is not JSON ({exc.msg})") from None
         try:
             value, _ = json.JSONDecoder().raw_decode(text, first)
+        except RecursionError:
+            raise ValueError("output is not valid JSON: nested too deeply") from None
         except json.JSONDecodeError as inner:
             where = f"line {inner.lineno} column {inner.colno}"
             raise ValueError(f"output is not valid JSON: {inner.msg} at {where}") from None
@@ -262,6 +269,12 @@ def _group_refs(ws: WorkingSet, m: re.Match[str]) -> list[str] | None:
     return _marker_refs(ws, bracket) if bracket is not None else _paren_refs(ws, paren)
 
 
+def _starts_sentence(line: str, at: int) -> bool:
+    """Whether the text after ``at`` looks like the start of a new sentence (a capital)."""
+    rest = line[at:].lstrip()
+    return not rest or rest[0].isupper()
+
+
 def _sentence_ends(ws: WorkingSet, line: str) -> list[int]:
     """Offsets just past each sentence end in a line (markers after the stop included)."""
     ends: list[int] = []
@@ -272,6 +285,8 @@ def _sentence_ends(ws: WorkingSet, line: str) -> list[int]:
             w = word.group(1).lower().rstrip(".")
             if w in _ABBREVIATIONS or (len(w) == 1 and w.isalpha()):
                 continue
+            if "." in w and not _starts_sentence(line, m.end()):
+                continue  # U.S. policy, 3 a.m. and, Ph.D. student: an initialism mid-sentence
         end = m.end()
         while (group := _TRAILING_GROUP.match(line, end)) and _group_refs(ws, group):
             end = group.end()
@@ -358,23 +373,38 @@ def parse_inline(ws: WorkingSet, raw: str) -> Parsed:
 # -- evidence -------------------------------------------------------------------------------
 
 _EVIDENCE = re.compile(r"<evidence\b[^>]*>(.*?)</evidence\s*>", re.IGNORECASE | re.DOTALL)
-_EVIDENCE_ITEM = re.compile(r"^\s*(?:[-*•]\s*)?\[([^\[\]\n]{1,120})\]\s*(.*)$")
 _ANSWER_TAG = re.compile(r"</?answer\b[^>]*>", re.IGNORECASE)
 
 
+_LEADING_MARKERS = re.compile(r"^\s*(?:[-*•]\s*)?((?:\[[^\[\]\n]{1,120}\]\s*)+)(.*)$")
+
+
 def _evidence_items(ws: WorkingSet, block: str) -> list[tuple[str, str]]:
-    items: list[list[str]] = []
+    """(ref, quote) per evidence line; ``[S1, S3] quote`` or ``[S1][S3] quote`` gives one
+    item per ref; lines without a leading marker continue the previous quote."""
+    items: list[tuple[list[str], str]] = []
     for line in block.splitlines():
         if not line.strip():
             continue
-        m = _EVIDENCE_ITEM.match(line)
-        if m is not None and _marker_refs(ws, m.group(1)) is not None:
-            items.append([m.group(1).strip(), m.group(2).strip()])
+        m = _LEADING_MARKERS.match(line)
+        refs = _leading_refs(ws, m.group(1)) if m is not None else None
+        if m is not None and refs:
+            items.append((refs, m.group(2).strip()))
         elif items:
-            items[-1][1] = f"{items[-1][1]} {line.strip()}".strip()
+            items[-1] = (items[-1][0], f"{items[-1][1]} {line.strip()}".strip())
         else:
-            items.append(["", line.strip()])
-    return [(ref, quote) for ref, quote in items]
+            items.append(([""], line.strip()))
+    return [(ref, quote) for refs, quote in items for ref in refs]
+
+
+def _leading_refs(ws: WorkingSet, markers: str) -> list[str] | None:
+    refs: list[str] = []
+    for inner in re.findall(r"\[([^\[\]\n]{1,120})\]", markers):
+        found = _marker_refs(ws, inner)
+        if found is None:
+            return None
+        refs.extend(found)
+    return list(dict.fromkeys(refs))
 
 
 def parse_evidence(ws: WorkingSet, raw: str, sentinels: tuple[str, ...]) -> Parsed:
@@ -406,7 +436,9 @@ def parse_evidence(ws: WorkingSet, raw: str, sentinels: tuple[str, ...]) -> Pars
 # -- cites ----------------------------------------------------------------------------------
 
 
-def parse_cites(ws: WorkingSet, raw: str, data: Any = _NOT_DECODED) -> Parsed:
+def parse_cites(
+    ws: WorkingSet, raw: str, sentinels: tuple[str, ...], data: Any = _NOT_DECODED
+) -> Parsed:
     out = Parsed("cites")
     text = raw.strip()
     try:
@@ -417,6 +449,9 @@ def parse_cites(ws: WorkingSet, raw: str, data: Any = _NOT_DECODED) -> Parsed:
                 raise _Shape(f"expected a JSON object, got {_type(data)}")
             if "claims" in data:
                 return parse_json(ws, raw, data)
+            if data.get("answerable") is False:
+                out.abstained, out.answerable = True, False
+                return out
             answer = next((data[k] for k in ("answer", "text", "response") if k in data), None)
             if not isinstance(answer, str):
                 raise _Shape('expected an "answer" string beside "cites"')
@@ -431,6 +466,9 @@ def parse_cites(ws: WorkingSet, raw: str, data: Any = _NOT_DECODED) -> Parsed:
         out.error = str(exc)
         return out
     body = " ".join(answer.split())
+    if body in sentinels:
+        out.abstained, out.answerable = True, False
+        return out
     if body:
         cits = [_citation(ws, ref, None, False) for ref in dict.fromkeys(refs)]
         out.claims.append(ParsedClaim(body, cits, unmarked=not cits))
@@ -440,7 +478,7 @@ def parse_cites(ws: WorkingSet, raw: str, data: Any = _NOT_DECODED) -> Parsed:
 def parse(ws: WorkingSet, raw: str, fmt: str, sentinels: tuple[str, ...]) -> Parsed:
     """Parse raw model output in the given format (``auto`` detects it)."""
     chosen, data = _detect(raw) if fmt == "auto" else (_as_format(fmt), _NOT_DECODED)
-    if raw.strip() in sentinels:
+    if _unfenced(raw) in sentinels:
         return Parsed(chosen, abstained=True, answerable=False)
     if chosen == "json":
         return parse_json(ws, raw, data)
@@ -448,7 +486,18 @@ def parse(ws: WorkingSet, raw: str, fmt: str, sentinels: tuple[str, ...]) -> Par
         return parse_inline(ws, raw)
     if chosen == "evidence":
         return parse_evidence(ws, raw, sentinels)
-    return parse_cites(ws, raw, data)
+    return parse_cites(ws, raw, sentinels, data)
+
+
+def _unfenced(raw: str) -> str:
+    """The output trimmed, and without a markdown fence around all of it."""
+    text = raw.strip()
+    if text.startswith("```") and text.endswith("```") and len(text) >= 6:
+        text = text[3:-3].strip()
+        first, _, rest = text.partition("\n")
+        if rest and first.strip().isalpha() and " " not in first.strip():
+            text = rest.strip()  # a language tag such as ```text
+    return text
 
 
 def _as_format(value: str) -> Format:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 
 from .normalize import contains_words
 
@@ -36,22 +35,31 @@ _MONTHS = re.compile(
 _DIGITS = frozenset("0123456789")
 
 
+def _value(number: str) -> str:
+    """The canonical value of digits with at most one decimal point (no int(): any length)."""
+    whole, _, frac = number.partition(".")
+    whole = whole.lstrip("0") or "0"
+    frac = frac.rstrip("0")
+    return f"{whole}.{frac}" if frac else whole
+
+
 def _canonical(token: str) -> list[str]:
-    """Value-canonical forms of one numeric token as written."""
-    if "," in token and _THOUSANDS.fullmatch(token):
-        token = token.replace(",", "")
-    if "." not in token and "," not in token:
-        return [str(int(token))]
+    """Value-canonical forms of one numeric token as written.
+
+    ``1,000`` is 1000 (thousands), ``1,5`` is 1.5 (a decimal comma: never 1 and 5), ``1,2,3``
+    is a list, and dotted runs such as ``1.2.3`` or ``15.01.2026`` give each part.
+    """
+    if "," in token:
+        if _THOUSANDS.fullmatch(token):
+            token = token.replace(",", "")
+        elif token.count(",") == 1 and "." not in token:
+            token = token.replace(",", ".")
     out: list[str] = []
     for part in token.split(","):
         if part.count(".") == 1:
-            try:
-                value = Decimal(part).normalize()
-            except InvalidOperation:  # pragma: no cover - the regex admits only digits
-                continue
-            out.append(format(value, "f"))
-        else:  # integers, and dotted runs such as 1.2.3 or 15.01.2026: each part on its own
-            out.extend(str(int(p)) for p in part.split(".") if p)
+            out.append(_value(part))
+        else:
+            out.extend(_value(p) for p in part.split(".") if p)
     return out
 
 
@@ -71,7 +79,7 @@ def scan(text: str) -> tuple[list[str], list[tuple[str, str]]]:
             start -= 1
         token = text[start : m.end()].strip(".,-")
         if token.isdigit():
-            nums.append((token, str(int(token))))
+            nums.append((token, _value(token)))
         elif not any(c.isalpha() or c == "_" for c in token):
             nums.extend((p, v) for p in _NUMBER.findall(token) for v in _canonical(p))
         elif (unit := _NUMBER_WITH_UNIT.fullmatch(token)) is not None:

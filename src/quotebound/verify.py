@@ -78,6 +78,16 @@ class Policy:
     sentinels: tuple[str, ...] = DEFAULT_SENTINELS
 
     def __post_init__(self) -> None:
+        for name in ("min_quote_words", "max_quote_words"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise PolicyError(f"{name} must be an integer, got {value!r}")
+        if not isinstance(self.user_is_evidence, bool):
+            raise PolicyError(
+                f"user_is_evidence must be true or false, got {self.user_is_evidence!r}"
+            )
+        if isinstance(self.sentinels, str) or not all(isinstance(s, str) for s in self.sentinels):
+            raise PolicyError("sentinels must be a list of strings")
         if self.min_quote_words < 1:
             raise PolicyError("min_quote_words must be at least 1")
         if self.max_quote_words < self.min_quote_words:
