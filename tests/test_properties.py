@@ -228,6 +228,15 @@ def test_ascii_fast_path_equals_general_path(text: str) -> None:
     assert normalize(text) == NormalizedText(text).text.strip(" ")
 
 
+@FAST
+@given(source_text)
+@example("\u201cCurly\u201d \u2014 dash\u00a0nbsp")
+@example("ΟΔΟΣ ος")
+def test_light_path_equals_general_path(text: str) -> None:
+    """normalize() skips the offset map when it can; the result must not change."""
+    assert normalize(text) == NormalizedText(text).text.strip(" ")
+
+
 # -- (d) verify never raises on model output --------------------------------------------------
 
 PROSE = WorkingSet(

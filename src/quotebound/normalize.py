@@ -118,25 +118,32 @@ _WS_SINGLE = re.compile(r"[^\S ]")
 def normalize(text: str) -> str:
     """The normalised form of ``text``, trimmed. Equal inputs under the policy give equal output.
 
-    The same result as ``NormalizedText(text).text.strip(" ")``, without the offset map when
-    every character is regular (the common case for quotes and claims).
+    The same result as ``NormalizedText(text).text.strip(" ")``, without the offset map.
     """
-    if "&" not in text or _REFERENCE.search(text) is None:
-        if text.isascii():
-            return " ".join(text.lower().split())
-        swaps: dict[str, str] = {}
-        for m in _NON_ASCII.finditer(text):
-            ch = m.group()
-            folded = _REGULAR.get(ch)
-            if folded is None:
-                folded = _learn(ch)
-            if not folded:
-                break
-            if folded != ch:
-                swaps[ch.lower()] = folded
-        else:
-            return " ".join(_fold_bulk(text.lower(), swaps).split())
-    return NormalizedText(text).text.strip(" ")
+    light = normalize_regular(text)
+    return light if light is not None else NormalizedText(text).text.strip(" ")
+
+
+def normalize_regular(text: str) -> str | None:
+    """``normalize(text)`` when every character of it, references decoded, is regular (no marks
+    to compose, nothing to remove), computed in C; None otherwise."""
+    if "&" in text and _REFERENCE.search(text) is not None:
+        decoded = html.unescape(text)
+        while decoded != text:  # until none is left, as the builder does unit by unit
+            text, decoded = decoded, html.unescape(decoded)
+    if text.isascii():
+        return " ".join(text.lower().split())
+    swaps: dict[str, str] = {}
+    for m in _NON_ASCII.finditer(text):
+        ch = m.group()
+        folded = _REGULAR.get(ch)
+        if folded is None:
+            folded = _learn(ch)
+        if not folded:
+            return None
+        if folded != ch:
+            swaps[ch.lower()] = folded
+    return " ".join(_fold_bulk(text.lower(), swaps).split())
 
 
 class NormalizedText:
@@ -416,34 +423,6 @@ def _decode_once(text: str, start: int, end: int) -> tuple[str, int]:
     while keep < min(len(ref), len(decoded)) - 1 and ref[-1 - keep] == decoded[-1 - keep]:
         keep += 1
     return decoded[: len(decoded) - keep], end - keep
-
-
-def keeps_ascii_words(text: str) -> bool:
-    """Whether every run of ASCII letters and digits in ``normalize(text)`` is in ``text.lower()``.
-
-    True when no character and no reference of the text can turn into, remove itself from
-    between, or join up ASCII letters and digits (``&amp;`` and curly quotes are harmless;
-    ``&#112;``, soft hyphens and fullwidth letters are not). Then a cheap ``word in
-    text.lower()`` test rules a text out exactly, without normalising it.
-    """
-    if "&" in text:
-        for m in _REFERENCE.finditer(text):
-            decoded = html.unescape(m.group())
-            if decoded != m.group() and ("&" in decoded or not all(map(_harmless, decoded))):
-                return False  # a decoded '&' may start another reference
-    if text.isascii():
-        return True
-    return all(_harmless(m.group()) for m in _NON_ASCII.finditer(text))
-
-
-def _harmless(ch: str) -> bool:
-    """A character that folds, one for one, into something other than an ASCII letter or digit."""
-    if ch.isascii():
-        return not ch.isalnum()
-    folded = _REGULAR.get(ch)
-    if folded is None:
-        folded = _learn(ch)
-    return bool(folded) and not (folded.isascii() and folded.isalnum())
 
 
 def _cuts_left(hay: str, i: int) -> bool:

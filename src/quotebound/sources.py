@@ -21,17 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .errors import SourceError
-from .normalize import NormalizedText, keeps_ascii_words, normalize
+from .normalize import NormalizedText, normalize, normalize_regular
 from .support import Evidence
 
 SourceKind = Literal["document", "tool", "user"]
 SOURCE_KINDS: tuple[SourceKind, ...] = ("document", "tool", "user")
 _FIELDS = ("id", "text", "key", "title", "url", "updated", "kind", "page")
 _ASCII_WORD = re.compile(r"[a-z0-9]{2,}")
-
-
-def _has_all(text: str, words: set[str]) -> bool:
-    return all(w in text for w in words)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +114,7 @@ class WorkingSet:
     _evidence: dict[str, Evidence] = field(init=False, repr=False)
     _id_tokens: frozenset[str] | None = field(init=False, repr=False)
     _index: dict[str, set[int]] | None = field(init=False, repr=False)
+    _light: dict[str, str | None] = field(init=False, repr=False)
 
     def __init__(self, sources: Iterable[Source]) -> None:
         items = tuple(sources)
@@ -136,6 +133,7 @@ class WorkingSet:
         self._evidence = {}
         self._id_tokens = None
         self._index = None
+        self._light = {}
 
     @classmethod
     def from_dicts(cls, items: Iterable[Mapping[str, Any]]) -> WorkingSet:
@@ -205,8 +203,9 @@ class WorkingSet:
     def holder_of(self, needles: list[str], exclude: str) -> str | None:
         """The first other source in which a normalised needle occurs (exactly), or None.
 
-        Without the index, a source not normalised yet is first ruled out, where that is
-        exact, by looking for the needle's ASCII words in its lower-cased raw text.
+        With the word index (``prepare()``) only sources holding every word of the needle are
+        searched. Without it, a source not normalised yet is first ruled out, exactly, by its
+        normalised text computed without the offset map where that is possible.
         """
         keys = set(_ASCII_WORD.findall(needles[-1]))
         if self._index is not None and keys:
@@ -218,15 +217,13 @@ class WorkingSet:
             src = self.sources[position]
             if src.id == exclude:
                 continue
-            if (
-                keys
-                and src.id not in self._normalized
-                and keeps_ascii_words(src.text)
-                and not _has_all(src.text.lower(), keys)
-            ):
-                continue
-            nt = self.normalized(src.id)
-            if any(nt.locate(n) is not None for n in needles):
+            if src.id not in self._normalized:
+                if src.id not in self._light:
+                    self._light[src.id] = normalize_regular(src.text)
+                light = self._light[src.id]
+                if light is not None and not any(n in light for n in needles):
+                    continue
+            if any(self.normalized(src.id).locate(n) is not None for n in needles):
                 return src.id
         return None
 
