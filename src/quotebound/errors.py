@@ -2,8 +2,11 @@
 
     QuoteboundError            base: every error we raise on purpose
     ├── InputError             bad input from a caller (files, JSON, arguments); CLI exit 2
-    │   └── SourceError        a Source or WorkingSet that breaks its invariants
-    └── PolicyError            a verification policy that makes no sense
+    │   ├── SourceError        a Source or WorkingSet that breaks its invariants
+    │   └── IngestError        a file that cannot be read or extracted (reported, skipped)
+    ├── PolicyError            a verification policy that makes no sense
+    ├── NotFoundError          a trace, source or document that does not exist (or is not yours)
+    └── StoreError             the store cannot be opened, migrated or written
 
 Messages name the problem and, where there is one, the next step. The CLI maps these to
 exit codes in one place (``cli.py``); nothing else decides exit codes.
@@ -35,3 +38,21 @@ class PolicyError(QuoteboundError):
     """A verification policy that cannot be applied (e.g. min quote words above max)."""
 
     code = "bad_policy"
+
+
+class IngestError(InputError):
+    """A file that cannot be read or whose text cannot be extracted."""
+
+    code = "unreadable_file"
+
+
+class NotFoundError(QuoteboundError):
+    """A trace, a cited source or a document that does not exist, or is not the caller's."""
+
+    code = "not_found"
+
+
+class StoreError(QuoteboundError):
+    """The store cannot be opened, migrated or written; the message says which and why."""
+
+    code = "store_error"
