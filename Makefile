@@ -17,6 +17,7 @@ demo: $(STAMP)
 	@bash examples/demo.sh $(BIN)/quotebound
 
 test: $(STAMP)
+	@bash scripts/ensure-postgres.sh
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
 	$(BIN)/python -m pytest

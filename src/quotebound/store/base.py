@@ -1,0 +1,220 @@
+"""What every store backend provides, and the records it keeps.
+
+Invariants (both backends, tested by one suite):
+- Chunk texts are content-addressed: stored once per sha256, whatever document holds them.
+- Documents are versioned, never overwritten: re-ingesting unchanged text is a no-op, changed
+  text becomes version n+1 and the old version stays (traces point at it). Deleting a document
+  only hides it from retrieval.
+- Retrieval sees current, non-deleted versions only, in the caller's corpora, and only
+  documents the caller's ACL groups may read (a document ingested without groups is public).
+  The ACL filter is part of the query that ranks, so a chunk outside the caller's groups can
+  never be returned, whatever its score.
+- Traces are append-only: written once in one transaction, never updated, and they hold the
+  exact texts that were sent, so a citation reopens from the trace, never from the corpus.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import secrets
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..corpus import Chunk, LoadedDocument
+from ..sources import Source, SourceKind, WorkingSet
+
+IngestStatus = Literal["added", "unchanged", "new_version"]
+
+
+@dataclass(frozen=True, slots=True)
+class IngestResult:
+    key: str
+    version: int
+    status: IngestStatus
+    chunks: int
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentInfo:
+    key: str
+    corpus: str
+    version: int
+    title: str | None
+    url: str | None
+    updated: str | None
+    media_type: str
+    content_hash: str
+    chunks: int
+    current: bool
+    deleted: bool
+    acl: tuple[str, ...]
+    supersedes: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One retrieved chunk occurrence, ranked (higher ``score`` is better)."""
+
+    key: str
+    version: int
+    text: str
+    hash: str
+    start: int
+    end: int
+    score: float
+    title: str | None = None
+    url: str | None = None
+    updated: str | None = None
+    pages: tuple[int, ...] = ()
+    section: str | None = None
+    ordinal: int = 0
+
+    @property
+    def page(self) -> int | None:
+        return self.pages[0] if self.pages else None
+
+
+@dataclass(frozen=True, slots=True)
+class TraceSource:
+    """One source exactly as it was sent in a request."""
+
+    id: str
+    text: str
+    key: str | None = None
+    title: str | None = None
+    url: str | None = None
+    updated: str | None = None
+    kind: SourceKind = "document"
+    page: int | None = None
+    start: int | None = None  # offsets of the text in its document's canonical text
+    end: int | None = None
+    version: int | None = None
+
+    @classmethod
+    def of(cls, src: Source, start: int | None = None, end: int | None = None) -> TraceSource:
+        return cls(
+            src.id,
+            src.text,
+            src.key,
+            src.title,
+            src.url,
+            src.updated,
+            src.kind,
+            src.page,
+            start,
+            end,
+        )
+
+    def to_source(self) -> Source:
+        return Source(
+            id=self.id,
+            text=self.text,
+            key=self.key,
+            title=self.title,
+            url=self.url,
+            updated=self.updated,
+            kind=self.kind,
+            page=self.page,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TraceAttempt:
+    """One model call: the raw output and the verdict on it (its ``to_dict()``)."""
+
+    output: str
+    verdict: dict[str, Any] | None = None
+
+
+def new_trace_id() -> str:
+    """Time-ordered, unguessable: 11 hex digits of milliseconds, then 12 random hex digits."""
+    return f"{int(time.time() * 1000):011x}{secrets.token_hex(6)}"
+
+
+@dataclass(frozen=True, slots=True)
+class TraceRecord:
+    """Everything sent and received for one request."""
+
+    question: str
+    sources: tuple[TraceSource, ...]
+    attempts: tuple[TraceAttempt, ...] = ()
+    prompt: str | None = None
+    model: str | None = None
+    corpus: str | None = None
+    status: str | None = None
+    owner: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    retrieved: tuple[str, ...] = ()  # keys of every retrieved chunk, packed or not
+    id: str = field(default_factory=new_trace_id)
+    created_at: str = field(
+        default_factory=lambda: _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds")
+    )
+
+    def working_set(self) -> WorkingSet:
+        """The working set exactly as it was sent: the allowlist for reopening citations."""
+        return WorkingSet(s.to_source() for s in self.sources)
+
+    def source(self, sid: str) -> TraceSource | None:
+        return next((s for s in self.sources if s.id == sid), None)
+
+
+class Store(ABC):
+    """A corpus and trace store. Open one with ``quotebound.store.open_store``."""
+
+    url: str
+
+    @abstractmethod
+    def ingest(
+        self,
+        corpus: str,
+        doc: LoadedDocument,
+        chunks: Sequence[Chunk],
+        acl: Sequence[str] = (),
+        url: str | None = None,
+        supersedes: str | None = None,
+    ) -> IngestResult:
+        """Add a document (or a new version of it) with its chunks, in one transaction."""
+
+    @abstractmethod
+    def search(
+        self,
+        query: str,
+        corpora: Sequence[str] | None = None,
+        groups: Sequence[str] = (),
+        limit: int = 10,
+    ) -> list[Hit]:
+        """BM25-ranked chunk occurrences the caller may read, best first."""
+
+    @abstractmethod
+    def documents(self, corpus: str | None = None) -> list[DocumentInfo]:
+        """Current versions of the documents (of one corpus), deleted ones included."""
+
+    @abstractmethod
+    def delete(self, key: str) -> bool:
+        """Hide every version of a document from retrieval; traces still reopen it."""
+
+    @abstractmethod
+    def write_trace(self, trace: TraceRecord) -> str:
+        """Append a trace, in one transaction; returns its id."""
+
+    @abstractmethod
+    def get_trace(self, trace_id: str, owner: str | None = None) -> TraceRecord:
+        """A stored trace; NotFoundError if unknown or (with ``owner``) someone else's."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def document_key(corpus: str, name: str) -> str:
+    """The corpus-prefixed key of a document: ``handbook:policy.pdf``."""
+    return f"{corpus}:{name}"

@@ -1,0 +1,107 @@
+"""Named, append-only schema migrations, one list per dialect.
+
+Rules: a migration, once released, is never edited or removed; a change is a new migration at
+the end. Each runs in its own transaction together with the row that records it, so a store is
+always at a known migration, and two processes opening a fresh store apply each one once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    name: str
+    statements: tuple[str, ...]
+
+
+def _append_only(table: str, dialect: str) -> tuple[str, ...]:
+    if dialect == "sqlite":
+        return tuple(
+            f"CREATE TRIGGER {table}_no_{op.lower()} BEFORE {op} ON {table} "
+            f"BEGIN SELECT RAISE(ABORT, '{table} is append-only'); END"
+            for op in ("UPDATE", "DELETE")
+        )
+    return (
+        f"CREATE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table} "
+        "FOR EACH ROW EXECUTE FUNCTION qb_append_only()",
+    )
+
+
+def _corpus(dialect: str) -> Migration:
+    pk = "INTEGER PRIMARY KEY" if dialect == "sqlite" else "BIGSERIAL PRIMARY KEY"
+    ref = "INTEGER" if dialect == "sqlite" else "BIGINT"
+    statements = [
+        f"CREATE TABLE chunk_texts (id {pk}, hash TEXT NOT NULL UNIQUE, text TEXT NOT NULL"
+        + (
+            ", tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED"
+            if dialect == "postgresql"
+            else ""
+        )
+        + ")",
+        f"""CREATE TABLE documents (
+            id {pk}, key TEXT NOT NULL, corpus TEXT NOT NULL, name TEXT NOT NULL,
+            version INTEGER NOT NULL, content_hash TEXT NOT NULL, media_type TEXT NOT NULL,
+            title TEXT, url TEXT, updated TEXT, supersedes TEXT,
+            current INTEGER NOT NULL DEFAULT 1, deleted INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL, UNIQUE (key, version))""",
+        "CREATE INDEX documents_key_current ON documents (key, current)",
+        "CREATE INDEX documents_corpus ON documents (corpus)",
+        f"""CREATE TABLE document_acl (
+            document_id {ref} NOT NULL REFERENCES documents (id), grp TEXT NOT NULL,
+            PRIMARY KEY (document_id, grp))""",
+        f"""CREATE TABLE occurrences (
+            id {pk}, document_id {ref} NOT NULL REFERENCES documents (id),
+            chunk_id {ref} NOT NULL REFERENCES chunk_texts (id), ordinal INTEGER NOT NULL,
+            start_offset INTEGER NOT NULL, end_offset INTEGER NOT NULL,
+            pages TEXT NOT NULL, section TEXT)""",
+        "CREATE INDEX occurrences_chunk ON occurrences (chunk_id)",
+        "CREATE INDEX occurrences_document ON occurrences (document_id)",
+        "CREATE TABLE blobs (hash TEXT PRIMARY KEY, text TEXT NOT NULL)",
+    ]
+    if dialect == "sqlite":
+        statements += [
+            "CREATE VIRTUAL TABLE chunk_fts USING fts5(text, content='chunk_texts', "
+            "content_rowid='id', tokenize='porter unicode61 remove_diacritics 2')",
+            "CREATE TRIGGER chunk_texts_fts AFTER INSERT ON chunk_texts BEGIN "
+            "INSERT INTO chunk_fts (rowid, text) VALUES (new.id, new.text); END",
+        ]
+    else:
+        statements += ["CREATE INDEX chunk_texts_tsv ON chunk_texts USING GIN (tsv)"]
+    return Migration("0001_corpus", tuple(statements))
+
+
+def _traces(dialect: str) -> Migration:
+    statements = [
+        """CREATE TABLE traces (
+            id TEXT PRIMARY KEY, created_at TEXT NOT NULL, question TEXT NOT NULL,
+            model TEXT, corpus TEXT, status TEXT, owner TEXT, prompt_hash TEXT,
+            timings TEXT NOT NULL, counts TEXT NOT NULL, retrieved TEXT NOT NULL)""",
+        "CREATE INDEX traces_owner ON traces (owner, created_at)",
+        """CREATE TABLE trace_sources (
+            trace_id TEXT NOT NULL REFERENCES traces (id), position INTEGER NOT NULL,
+            sid TEXT NOT NULL, text_hash TEXT NOT NULL, key TEXT, title TEXT, url TEXT,
+            updated TEXT, kind TEXT NOT NULL, page INTEGER, start_offset INTEGER,
+            end_offset INTEGER, version INTEGER, PRIMARY KEY (trace_id, position))""",
+        """CREATE TABLE trace_attempts (
+            trace_id TEXT NOT NULL REFERENCES traces (id), attempt INTEGER NOT NULL,
+            output_hash TEXT NOT NULL, verdict TEXT, PRIMARY KEY (trace_id, attempt))""",
+    ]
+    if dialect == "postgresql":
+        statements.append(
+            "CREATE FUNCTION qb_append_only() RETURNS trigger LANGUAGE plpgsql AS $$ "
+            "BEGIN RAISE EXCEPTION '% is append-only', TG_TABLE_NAME; END $$"
+        )
+    for table in ("traces", "trace_sources", "trace_attempts"):
+        statements += _append_only(table, dialect)
+    return Migration("0002_traces", tuple(statements))
+
+
+_MIGRATIONS: tuple[Callable[[str], Migration], ...] = (_corpus, _traces)
+
+
+def migrations(dialect: str) -> list[Migration]:
+    """Every migration of a dialect ("sqlite" or "postgresql"), in the order they apply."""
+    return [make(dialect) for make in _MIGRATIONS]

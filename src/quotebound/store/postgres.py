@@ -1,0 +1,93 @@
+"""PostgreSQL, for a store shared by many workers: full-text search over a stored tsvector.
+
+Writers that could race take a transaction-scoped advisory lock: ingest per document key (two
+workers adding versions of one document serialise; different documents do not), migrations on
+one global key. Traces need no lock: their ids are unique and their texts content-addressed.
+Ranking is PostgreSQL's ``ts_rank_cd`` over English stems, with the words of the query ORed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from ..errors import StoreError
+from .base import Hit
+from .sql import HIT_COLUMNS, SQLStore, hit_from_row, visible, words
+
+try:
+    import psycopg
+except ImportError:  # pragma: no cover - psycopg is a dependency
+    psycopg = None  # type: ignore[assignment]
+
+
+class PostgresStore(SQLStore):
+    dialect = "postgresql"
+
+    def __init__(self, url: str) -> None:
+        if psycopg is None:  # pragma: no cover
+            raise StoreError("PostgreSQL needs psycopg: pip install 'psycopg[binary]'")
+        self.url = url
+        try:
+            self._conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to PostgreSQL ({_redact(url)}): {exc}") from exc
+        self._migrate()
+
+    def _sql(self, statement: str) -> str:
+        return statement.replace("?", "%s")
+
+    @contextmanager
+    def _tx(self, lock: str | None = None) -> Iterator[Any]:
+        try:
+            with self._conn.transaction(), self._conn.cursor() as cur:
+                if lock is not None:
+                    cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (lock,))
+                yield cur
+        except psycopg.Error as exc:
+            raise StoreError(f"store write failed: {exc}") from exc
+
+    @contextmanager
+    def _read(self) -> Iterator[Any]:
+        try:
+            with self._conn.transaction(), self._conn.cursor() as cur:
+                yield cur
+        except psycopg.Error as exc:
+            raise StoreError(f"store read failed: {exc}") from exc
+
+    def search(
+        self,
+        query: str,
+        corpora: Sequence[str] | None = None,
+        groups: Sequence[str] = (),
+        limit: int = 10,
+    ) -> list[Hit]:
+        terms = words(query)
+        if not terms or limit < 1:
+            return []
+        where, params = visible(corpora, groups)
+        sql = (
+            f"SELECT {HIT_COLUMNS}, ts_rank_cd(ct.tsv, q.query) AS score "
+            "FROM (SELECT to_tsquery('english', ?) AS query) q "
+            "JOIN chunk_texts ct ON ct.tsv @@ q.query "
+            "JOIN occurrences o ON o.chunk_id = ct.id JOIN documents d ON d.id = o.document_id "
+            f"WHERE {where} ORDER BY score DESC, d.key, o.ordinal LIMIT ?"
+        )
+        tsquery = " | ".join(terms)  # words are \\w+ only: no tsquery syntax gets through
+        with self._read() as cur:
+            cur.execute(self._sql(sql), (tsquery, *params, limit))
+            return [hit_from_row(r) for r in cur.fetchall()]
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def _redact(url: str) -> str:
+    """The URL without its password."""
+    head, sep, tail = url.partition("@")
+    if not sep or ":" not in head.split("//", 1)[-1]:
+        return url
+    scheme, _, creds = head.partition("//")
+    user = creds.split(":", 1)[0]
+    return f"{scheme}//{user}:***@{tail}"

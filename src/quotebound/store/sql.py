@@ -1,0 +1,445 @@
+"""The SQL both backends share: ingest with versions, traces, document listing.
+
+A backend supplies a DB-API connection, its transaction (``_tx``), its placeholder and its
+ranked search; everything else is written once here, in SQL both SQLite and PostgreSQL run.
+Statements are written with ``?`` placeholders and translated once per backend.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+from abc import abstractmethod
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from ..corpus import Chunk, LoadedDocument, sha256_text
+from ..errors import InputError, NotFoundError
+from .base import (
+    DocumentInfo,
+    Hit,
+    IngestResult,
+    Store,
+    TraceAttempt,
+    TraceRecord,
+    TraceSource,
+    document_key,
+)
+from .migrations import migrations
+
+Cursor = Any  # a DB-API cursor (sqlite3 or psycopg)
+
+_WORD = re.compile(r"\w+")
+
+# The columns of a Hit, in order; a backend's search selects these, then its score.
+HIT_COLUMNS = (
+    "d.key, d.version, ct.text, ct.hash, o.start_offset, o.end_offset, d.title, d.url, "
+    "d.updated, o.pages, o.section, o.ordinal"
+)
+
+
+_MIGRATIONS_LOCK = "quotebound:migrations"
+
+
+def words(query: str) -> list[str]:
+    """The query's distinct words, lower-cased: all a full-text query is built from."""
+    found = (w.lower() for w in _WORD.findall(query) if any(c.isalnum() for c in w))
+    return list(dict.fromkeys(found))
+
+
+def visible(corpora: Sequence[str] | None, groups: Sequence[str]) -> tuple[str, list[object]]:
+    """The WHERE clause (and its parameters) of what a caller may retrieve: current,
+    undeleted versions in ``corpora``, public or readable by one of ``groups``."""
+    public = "NOT EXISTS (SELECT 1 FROM document_acl a WHERE a.document_id = d.id)"
+    acl = public
+    if groups:
+        marks = ", ".join("?" for _ in groups)
+        acl = (
+            f"({public} OR EXISTS (SELECT 1 FROM document_acl a WHERE a.document_id = d.id "
+            f"AND a.grp IN ({marks})))"
+        )
+    clauses = ["d.current = 1", "d.deleted = 0", acl]
+    params: list[object] = list(groups)
+    if corpora is not None:
+        clauses.append(f"d.corpus IN ({', '.join('?' for _ in corpora)})" if corpora else "1 = 0")
+        params += list(corpora)
+    return " AND ".join(clauses), params
+
+
+def hit_from_row(r: Sequence[Any]) -> Hit:
+    """A Hit from ``HIT_COLUMNS`` followed by the score."""
+    return Hit(
+        key=r[0],
+        version=int(r[1]),
+        text=r[2],
+        hash=r[3],
+        start=int(r[4]),
+        end=int(r[5]),
+        title=r[6],
+        url=r[7],
+        updated=r[8],
+        pages=tuple(int(p) for p in str(r[9]).split(",") if p),
+        section=r[10],
+        ordinal=int(r[11]),
+        score=float(r[12]),
+    )
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds")
+
+
+def _check_names(corpus: str, groups: Sequence[str]) -> None:
+    if not corpus or ":" in corpus or corpus != corpus.strip():
+        raise InputError(f"corpus name {corpus!r} must be non-empty, without ':' or edge spaces")
+    for group in groups:
+        if not group or group != group.strip():
+            raise InputError(f"ACL group {group!r} must be non-empty without edge spaces")
+
+
+class SQLStore(Store):
+    """Shared SQL; subclasses provide the connection and the ranked search."""
+
+    dialect: str
+
+    @abstractmethod
+    def _tx(self, lock: str | None = None) -> AbstractContextManager[Cursor]:
+        """A cursor inside one write transaction; writers holding the same ``lock`` name
+        are serialised (a backend may serialise more)."""
+
+    @abstractmethod
+    def _read(self) -> AbstractContextManager[Cursor]:
+        """A cursor for reads (a consistent snapshot)."""
+
+    def _sql(self, statement: str) -> str:
+        return statement
+
+    # -- migrations ----------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        with self._tx(lock=_MIGRATIONS_LOCK) as cur:
+            cur.execute(
+                "CREATE TABLE IF NOT EXISTS qb_migrations (name TEXT PRIMARY KEY, "
+                "applied_at TEXT NOT NULL)"
+            )
+        for migration in migrations(self.dialect):
+            with self._tx(lock=_MIGRATIONS_LOCK) as cur:
+                cur.execute(
+                    self._sql("SELECT 1 FROM qb_migrations WHERE name = ?"), (migration.name,)
+                )
+                if cur.fetchone() is not None:
+                    continue
+                for statement in migration.statements:
+                    cur.execute(statement)
+                cur.execute(
+                    self._sql("INSERT INTO qb_migrations (name, applied_at) VALUES (?, ?)"),
+                    (migration.name, _now()),
+                )
+
+    def applied_migrations(self) -> list[str]:
+        with self._read() as cur:
+            cur.execute("SELECT name FROM qb_migrations ORDER BY name")
+            return [row[0] for row in cur.fetchall()]
+
+    # -- ingest --------------------------------------------------------------------------
+
+    def ingest(
+        self,
+        corpus: str,
+        doc: LoadedDocument,
+        chunks: Sequence[Chunk],
+        acl: Sequence[str] = (),
+        url: str | None = None,
+        supersedes: str | None = None,
+    ) -> IngestResult:
+        _check_names(corpus, acl)
+        key = document_key(corpus, doc.name)
+        groups = sorted(set(acl))
+        with self._tx(lock=key) as cur:
+            cur.execute(
+                self._sql(
+                    "SELECT id, version, content_hash, deleted FROM documents "
+                    "WHERE key = ? AND current = 1"
+                ),
+                (key,),
+            )
+            row = cur.fetchone()
+            if row is not None and row[2] == doc.hash and not row[3]:
+                self._set_acl(cur, row[0], groups)
+                return IngestResult(key, row[1], "unchanged", len(chunks))
+            version = 1 if row is None else row[1] + 1
+            if row is not None:
+                cur.execute(self._sql("UPDATE documents SET current = 0 WHERE key = ?"), (key,))
+            doc_id = self._insert_document(cur, corpus, key, version, doc, url, supersedes)
+            self._put_blob(cur, doc.hash, doc.text)
+            self._set_acl(cur, doc_id, groups)
+            self._insert_chunks(cur, doc_id, chunks)
+        return IngestResult(key, version, "added" if version == 1 else "new_version", len(chunks))
+
+    def _insert_document(
+        self,
+        cur: Cursor,
+        corpus: str,
+        key: str,
+        version: int,
+        doc: LoadedDocument,
+        url: str | None,
+        supersedes: str | None,
+    ) -> int:
+        cur.execute(
+            self._sql(
+                "INSERT INTO documents (key, corpus, name, version, content_hash, media_type, "
+                "title, url, updated, supersedes, current, deleted, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 0, ?) RETURNING id"
+            ),
+            (
+                key,
+                corpus,
+                doc.name,
+                version,
+                doc.hash,
+                doc.media_type,
+                doc.title,
+                url,
+                doc.updated,
+                supersedes,
+                _now(),
+            ),
+        )
+        return int(cur.fetchone()[0])
+
+    def _set_acl(self, cur: Cursor, doc_id: int, groups: list[str]) -> None:
+        cur.execute(self._sql("SELECT grp FROM document_acl WHERE document_id = ?"), (doc_id,))
+        if sorted(r[0] for r in cur.fetchall()) == groups:
+            return
+        cur.execute(self._sql("DELETE FROM document_acl WHERE document_id = ?"), (doc_id,))
+        for group in groups:
+            cur.execute(
+                self._sql("INSERT INTO document_acl (document_id, grp) VALUES (?, ?)"),
+                (doc_id, group),
+            )
+
+    def _insert_chunks(self, cur: Cursor, doc_id: int, chunks: Sequence[Chunk]) -> None:
+        for ordinal, chunk in enumerate(chunks):
+            cur.execute(
+                self._sql(
+                    "INSERT INTO chunk_texts (hash, text) VALUES (?, ?) "
+                    "ON CONFLICT (hash) DO NOTHING"
+                ),
+                (chunk.hash, chunk.text),
+            )
+            cur.execute(self._sql("SELECT id FROM chunk_texts WHERE hash = ?"), (chunk.hash,))
+            chunk_id = cur.fetchone()[0]
+            cur.execute(
+                self._sql(
+                    "INSERT INTO occurrences (document_id, chunk_id, ordinal, start_offset, "
+                    "end_offset, pages, section) VALUES (?, ?, ?, ?, ?, ?, ?)"
+                ),
+                (
+                    doc_id,
+                    chunk_id,
+                    ordinal,
+                    chunk.start,
+                    chunk.end,
+                    ",".join(map(str, chunk.pages)),
+                    chunk.section,
+                ),
+            )
+
+    def _put_blob(self, cur: Cursor, digest: str, text: str) -> None:
+        cur.execute(
+            self._sql("INSERT INTO blobs (hash, text) VALUES (?, ?) ON CONFLICT (hash) DO NOTHING"),
+            (digest, text),
+        )
+
+    # -- documents -----------------------------------------------------------------------
+
+    def documents(self, corpus: str | None = None) -> list[DocumentInfo]:
+        where = "d.current = 1" + (" AND d.corpus = ?" if corpus else "")
+        with self._read() as cur:
+            cur.execute(
+                self._sql(
+                    "SELECT d.id, d.key, d.corpus, d.version, d.title, d.url, d.updated, "
+                    "d.media_type, d.content_hash, d.deleted, d.supersedes, "
+                    "(SELECT COUNT(*) FROM occurrences o WHERE o.document_id = d.id) "
+                    f"FROM documents d WHERE {where} ORDER BY d.key"
+                ),
+                (corpus,) if corpus else (),
+            )
+            rows = cur.fetchall()
+            out = []
+            for r in rows:
+                cur.execute(
+                    self._sql("SELECT grp FROM document_acl WHERE document_id = ? ORDER BY grp"),
+                    (r[0],),
+                )
+                acl = tuple(g[0] for g in cur.fetchall())
+                out.append(
+                    DocumentInfo(
+                        key=r[1],
+                        corpus=r[2],
+                        version=r[3],
+                        title=r[4],
+                        url=r[5],
+                        updated=r[6],
+                        media_type=r[7],
+                        content_hash=r[8],
+                        chunks=r[11],
+                        current=True,
+                        deleted=bool(r[9]),
+                        acl=acl,
+                        supersedes=r[10],
+                    )
+                )
+        return out
+
+    def document_text(self, key: str, version: int | None = None) -> str:
+        """The canonical text of a document version (the current one by default)."""
+        sql = "SELECT content_hash FROM documents WHERE key = ? AND " + (
+            "version = ?" if version is not None else "current = 1"
+        )
+        with self._read() as cur:
+            cur.execute(self._sql(sql), (key, version) if version is not None else (key,))
+            row = cur.fetchone()
+            if row is None:
+                raise NotFoundError(
+                    f"no document {key!r}" + (f" version {version}" if version else "")
+                )
+            return self._blob(cur, row[0])
+
+    def delete(self, key: str) -> bool:
+        with self._tx() as cur:
+            cur.execute(
+                self._sql("UPDATE documents SET deleted = 1 WHERE key = ? AND deleted = 0"), (key,)
+            )
+            return bool(cur.rowcount)
+
+    # -- traces --------------------------------------------------------------------------
+
+    def write_trace(self, trace: TraceRecord) -> str:
+        with self._tx() as cur:
+            prompt_hash = None
+            if trace.prompt is not None:
+                prompt_hash = sha256_text(trace.prompt)
+                self._put_blob(cur, prompt_hash, trace.prompt)
+            cur.execute(
+                self._sql(
+                    "INSERT INTO traces (id, created_at, question, model, corpus, status, owner, "
+                    "prompt_hash, timings, counts, retrieved) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                ),
+                (
+                    trace.id,
+                    trace.created_at,
+                    trace.question,
+                    trace.model,
+                    trace.corpus,
+                    trace.status,
+                    trace.owner,
+                    prompt_hash,
+                    json.dumps(trace.timings),
+                    json.dumps(trace.counts),
+                    json.dumps(list(trace.retrieved)),
+                ),
+            )
+            for position, src in enumerate(trace.sources):
+                digest = sha256_text(src.text)
+                self._put_blob(cur, digest, src.text)
+                cur.execute(
+                    self._sql(
+                        "INSERT INTO trace_sources (trace_id, position, sid, text_hash, key, "
+                        "title, url, updated, kind, page, start_offset, end_offset, version) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                    ),
+                    (
+                        trace.id,
+                        position,
+                        src.id,
+                        digest,
+                        src.key,
+                        src.title,
+                        src.url,
+                        src.updated,
+                        src.kind,
+                        src.page,
+                        src.start,
+                        src.end,
+                        src.version,
+                    ),
+                )
+            for attempt, item in enumerate(trace.attempts):
+                digest = sha256_text(item.output)
+                self._put_blob(cur, digest, item.output)
+                cur.execute(
+                    self._sql(
+                        "INSERT INTO trace_attempts (trace_id, attempt, output_hash, verdict) "
+                        "VALUES (?, ?, ?, ?)"
+                    ),
+                    (
+                        trace.id,
+                        attempt,
+                        digest,
+                        None if item.verdict is None else json.dumps(item.verdict),
+                    ),
+                )
+        return trace.id
+
+    def get_trace(self, trace_id: str, owner: str | None = None) -> TraceRecord:
+        with self._read() as cur:
+            cur.execute(
+                self._sql(
+                    "SELECT id, created_at, question, model, corpus, status, owner, prompt_hash, "
+                    "timings, counts, retrieved FROM traces WHERE id = ?"
+                ),
+                (trace_id,),
+            )
+            row = cur.fetchone()
+            if row is None or (owner is not None and row[6] != owner):
+                raise NotFoundError(f"no trace {trace_id!r}")
+            return TraceRecord(
+                id=row[0],
+                created_at=row[1],
+                question=row[2],
+                model=row[3],
+                corpus=row[4],
+                status=row[5],
+                owner=row[6],
+                prompt=None if row[7] is None else self._blob(cur, row[7]),
+                timings=json.loads(row[8]),
+                counts=json.loads(row[9]),
+                retrieved=tuple(json.loads(row[10])),
+                sources=tuple(self._trace_sources(cur, trace_id)),
+                attempts=tuple(self._trace_attempts(cur, trace_id)),
+            )
+
+    def _trace_sources(self, cur: Cursor, trace_id: str) -> Iterator[TraceSource]:
+        cur.execute(
+            self._sql(
+                "SELECT s.sid, b.text, s.key, s.title, s.url, s.updated, s.kind, s.page, "
+                "s.start_offset, s.end_offset, s.version FROM trace_sources s "
+                "JOIN blobs b ON b.hash = s.text_hash WHERE s.trace_id = ? ORDER BY s.position"
+            ),
+            (trace_id,),
+        )
+        for r in cur.fetchall():
+            yield TraceSource(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10])
+
+    def _trace_attempts(self, cur: Cursor, trace_id: str) -> Iterator[TraceAttempt]:
+        cur.execute(
+            self._sql(
+                "SELECT b.text, a.verdict FROM trace_attempts a JOIN blobs b "
+                "ON b.hash = a.output_hash WHERE a.trace_id = ? ORDER BY a.attempt"
+            ),
+            (trace_id,),
+        )
+        for r in cur.fetchall():
+            yield TraceAttempt(r[0], None if r[1] is None else json.loads(r[1]))
+
+    def _blob(self, cur: Cursor, digest: str) -> str:
+        cur.execute(self._sql("SELECT text FROM blobs WHERE hash = ?"), (digest,))
+        row = cur.fetchone()
+        if row is None:  # pragma: no cover - blobs are written in the same transaction
+            raise NotFoundError(f"stored text {digest[:12]} is missing")
+        return str(row[0])
