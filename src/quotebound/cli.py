@@ -1,13 +1,17 @@
 """The command line: parse, call the library, map errors to exit codes (here and only here).
 
 Exit codes (docs/cli.md):
-    0  success: every claim kept, or the answer abstained
-    1  the check ran and found problems: a claim dropped, ungrounded or unparseable output
-    2  usage or input error (bad option, missing file, malformed SOURCES JSON)
+    0  success: every claim kept, or the answer abstained; every file ingested
+    1  the command ran and found problems: a claim dropped, ungrounded or unparseable output;
+       a file skipped by ingest
+    2  usage or input error (bad option, missing file, malformed SOURCES JSON, unknown trace),
+       or a store that cannot be opened
 """
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as _dt
 import json
 import sys
 from collections.abc import Sequence
@@ -17,9 +21,12 @@ from typing import Any, NoReturn
 import click
 
 from . import __version__
-from .errors import InputError, QuoteboundError
+from .errors import IngestError, InputError, NotFoundError, QuoteboundError
+from .ingest import chunk_document, iter_files, load_file
+from .packing import DEFAULT_BUDGET_CHARS, chunk_key, pack
 from .parsing import FORMATS
 from .sources import WorkingSet
+from .store import Hit, Store, TraceRecord, open_store
 from .verify import Policy, Verdict, verify
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
@@ -139,6 +146,209 @@ def verify_cmd(
     verdict = verify(ws, _read_text(answer, "ANSWER"), fmt, policy)
     _emit(as_json, verdict.to_dict(), _report(verdict))
     return EXIT_OK if verdict.status in ("grounded", "abstained") else EXIT_PROBLEMS
+
+
+_store_option = click.option(
+    "--store",
+    "store_url",
+    envvar="QUOTEBOUND_STORE",
+    metavar="URL",
+    help="sqlite:///PATH or postgresql://... (default: SQLite in $QUOTEBOUND_HOME).",
+)
+
+
+@cli.command("ingest")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--corpus", required=True, help="The corpus the documents go in (key prefix).")
+@click.option("--acl", "groups", multiple=True, metavar="GROUP", help="Only GROUP may read them.")
+@click.option("--url-prefix", help="Document URL = this prefix + the document name.")
+@click.option("--max-chars", type=int, default=1200, show_default=True, help="Chunk size.")
+@_store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def ingest_cmd(
+    paths: tuple[Path, ...],
+    corpus: str,
+    groups: tuple[str, ...],
+    url_prefix: str | None,
+    max_chars: int,
+    store_url: str | None,
+    as_json: bool,
+) -> int:
+    """Add .txt, .md, .html and .pdf files (and folders of them) to a corpus.
+
+    Unchanged files are a no-op; a changed file becomes a new version (the old one is kept).
+    A file that cannot be read is reported and skipped; the rest go in.
+    """
+    for path in paths:
+        if not path.exists():
+            raise InputError(f"no such file or folder: {path}")
+    files = list(iter_files(list(paths)))
+    if not files:
+        raise InputError("no .txt, .md, .html or .pdf files found in the given paths")
+    done: list[dict[str, Any]] = []
+    skipped: list[dict[str, str]] = []
+    with open_store(store_url) as store:
+        show = not as_json and sys.stderr.isatty() and len(files) > 1
+        with click.progressbar(files, label="ingesting", file=sys.stderr, show_pos=True,
+                               hidden=not show) as bar:  # fmt: skip
+            for path, name in bar:
+                try:
+                    done.append(
+                        _ingest_one(store, corpus, path, name, groups, url_prefix, max_chars)
+                    )
+                except IngestError as exc:
+                    skipped.append({"path": str(path), "error": str(exc)})
+        payload = {"corpus": corpus, "store": store.url, "documents": done, "skipped": skipped}
+    lines = [f"{d['status']:<12} {d['key']} v{d['version']} ({d['chunks']} chunks)" for d in done]
+    lines += [f"{'skipped':<12} {s['path']}: {s['error']}" for s in skipped]
+    lines.append(f"{len(done)} ingested, {len(skipped)} skipped, into {store.url}")
+    _emit(as_json, payload, "\n".join(lines))
+    return EXIT_PROBLEMS if skipped else EXIT_OK
+
+
+def _ingest_one(
+    store: Store,
+    corpus: str,
+    path: Path,
+    name: str,
+    groups: tuple[str, ...],
+    url_prefix: str | None,
+    max_chars: int,
+) -> dict[str, Any]:
+    doc = load_file(path, name)
+    if doc.updated is None:  # no date in the file itself: its modification time
+        mtime = _dt.datetime.fromtimestamp(path.stat().st_mtime, _dt.UTC)
+        doc = dataclasses.replace(doc, updated=mtime.date().isoformat())
+    chunks = chunk_document(doc, max_chars=max_chars, min_chars=min(200, max_chars // 2))
+    url = f"{url_prefix}{name}" if url_prefix else None
+    result = store.ingest(corpus, doc, chunks, acl=groups, url=url)
+    return {
+        "path": str(path), "key": result.key, "version": result.version,
+        "status": result.status, "chunks": result.chunks,
+    }  # fmt: skip
+
+
+@cli.command("search")
+@click.argument("query")
+@click.option("--corpus", "corpora", multiple=True, metavar="NAME", help="Search only NAME.")
+@click.option("--acl", "groups", multiple=True, metavar="GROUP", help="Read as GROUP.")
+@click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
+@click.option("--budget", type=click.IntRange(1), default=DEFAULT_BUDGET_CHARS, show_default=True,
+              help="Packing budget in characters.")  # fmt: skip
+@_store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def search_cmd(
+    query: str,
+    corpora: tuple[str, ...],
+    groups: tuple[str, ...],
+    limit: int,
+    budget: int,
+    store_url: str | None,
+    as_json: bool,
+) -> int:
+    """Show what retrieval returns for QUERY, ranked, and how it would be packed (S1..Sn)."""
+    with open_store(store_url) as store:
+        hits = store.search(query, corpora=list(corpora) or None, groups=groups, limit=limit)
+    packed = pack(hits, budget_chars=budget)
+    ids = {chunk_key(h): s.id for s, h in zip(packed.working_set, packed.hits, strict=True)}
+    payload = {
+        "query": query,
+        "hits": [_hit_dict(h, ids.get(chunk_key(h))) for h in hits],
+        "working_set": packed.working_set.to_list(),
+        "dropped": [
+            {"chunk": chunk_key(d.hit), "reason": d.reason, "duplicate_of": d.duplicate_of}
+            for d in packed.dropped
+        ],
+    }
+    lines = [f"{len(hits)} hits for {query!r}"]
+    for n, hit in enumerate(hits, 1):
+        page = f" p.{hit.page}" if hit.page else ""
+        packed_as = ids.get(chunk_key(hit), "not packed")
+        lines.append(f"{n:>3}. {chunk_key(hit)}{page}  score {hit.score:.3f}  -> {packed_as}")
+        lines.append(f"       {_shorten(hit.text, 96)}")
+    _emit(as_json, payload, "\n".join(lines))
+    return EXIT_OK
+
+
+def _hit_dict(hit: Hit, packed_as: str | None) -> dict[str, Any]:
+    return {
+        "chunk": chunk_key(hit), "key": hit.key, "version": hit.version, "score": hit.score,
+        "title": hit.title, "url": hit.url, "updated": hit.updated, "pages": list(hit.pages),
+        "section": hit.section, "start": hit.start, "end": hit.end, "text": hit.text,
+        "packed_as": packed_as,
+    }  # fmt: skip
+
+
+@cli.command("trace")
+@click.argument("trace_id", metavar="ID")
+@click.option(
+    "--citation", "sid", metavar="SID", help="Show one sent source with its quotes marked."
+)
+@_store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the trace as JSON.")
+def trace_cmd(trace_id: str, sid: str | None, store_url: str | None, as_json: bool) -> int:
+    """Print a stored trace, or (with --citation S2) one source exactly as it was sent."""
+    with open_store(store_url) as store:
+        trace = store.get_trace(trace_id)
+    if sid is None:
+        _emit(as_json, _trace_dict(trace), _trace_report(trace))
+        return EXIT_OK
+    source = trace.source(sid)
+    if source is None:
+        sent = ", ".join(s.id for s in trace.sources)
+        raise NotFoundError(f"{sid} was not sent in trace {trace_id} (sent: {sent})")
+    spans = _spans_for(trace, sid)
+    payload = {"trace": trace.id, "source": dataclasses.asdict(source), "spans": spans}
+    _emit(as_json, payload, _marked(source.text, spans, f"{sid} {source.key or ''}".strip()))
+    return EXIT_OK
+
+
+def _spans_for(trace: TraceRecord, sid: str) -> list[list[int]]:
+    """The verified spans of ``sid`` in the trace's last verdict."""
+    verdict = next((a.verdict for a in reversed(trace.attempts) if a.verdict), None)
+    if verdict is None:
+        return []
+    spans = {
+        tuple(c["span"])
+        for claim in verdict.get("claims", [])
+        for c in claim.get("citations", [])
+        if c.get("source") == sid and c.get("valid") and c.get("span")
+    }
+    return [list(s) for s in sorted(spans)]
+
+
+def _marked(text: str, spans: list[list[int]], label: str) -> str:
+    """The text with each verified span between >>> and <<<."""
+    out, at = [], 0
+    for start, end in spans:
+        if start < at:
+            continue
+        out += [text[at:start], ">>>", text[start:end], "<<<"]
+        at = end
+    out.append(text[at:])
+    return f"{label}\n" + "".join(out)
+
+
+def _trace_dict(trace: TraceRecord) -> dict[str, Any]:
+    return dataclasses.asdict(trace)
+
+
+def _trace_report(trace: TraceRecord) -> str:
+    lines = [
+        f"trace {trace.id}  {trace.created_at}  model {trace.model or '-'}  "
+        f"status {trace.status or '-'}",
+        f"question: {trace.question}",
+        f"sources sent ({len(trace.sources)}):",
+    ]
+    for src in trace.sources:
+        page = f" p.{src.page}" if src.page else ""
+        lines.append(f"  {src.id:<4} {src.key or '-'}{page}  {_shorten(src.text, 70)}")
+    for n, attempt in enumerate(trace.attempts, 1):
+        status = (attempt.verdict or {}).get("status", "-")
+        lines.append(f"attempt {n}: {status}  {_shorten(attempt.output, 70)}")
+    if trace.counts:
+        lines.append("counts: " + ", ".join(f"{k} {v}" for k, v in trace.counts.items()))
+    return "\n".join(lines)
 
 
 def _fail(message: str, code: str, as_json: bool) -> NoReturn:

@@ -94,19 +94,17 @@ class TraceSource:
     version: int | None = None
 
     @classmethod
-    def of(cls, src: Source, start: int | None = None, end: int | None = None) -> TraceSource:
+    def of(
+        cls,
+        src: Source,
+        start: int | None = None,
+        end: int | None = None,
+        version: int | None = None,
+    ) -> TraceSource:
         return cls(
-            src.id,
-            src.text,
-            src.key,
-            src.title,
-            src.url,
-            src.updated,
-            src.kind,
-            src.page,
-            start,
-            end,
-        )
+            src.id, src.text, src.key, src.title, src.url, src.updated, src.kind, src.page,
+            start, end, version,
+        )  # fmt: skip
 
     def to_source(self) -> Source:
         return Source(

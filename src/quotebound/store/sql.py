@@ -43,10 +43,20 @@ HIT_COLUMNS = (
 _MIGRATIONS_LOCK = "quotebound:migrations"
 
 
+# Question words and function words: they match everything and rank nothing.
+_STOPWORDS = frozenset(
+    "a an and are as at be but by can could do does did for from had has have how i if in is "
+    "it its me my many much of on or our should so than that the their them there these they "
+    "this to was we were what when where which who whom why will with would you your".split()
+)
+
+
 def words(query: str) -> list[str]:
-    """The query's distinct words, lower-cased: all a full-text query is built from."""
-    found = (w.lower() for w in _WORD.findall(query) if any(c.isalnum() for c in w))
-    return list(dict.fromkeys(found))
+    """The query's distinct words, lower-cased, without stopwords (unless that leaves none):
+    all a full-text query is built from."""
+    found = [w.lower() for w in _WORD.findall(query) if any(c.isalnum() for c in w)]
+    content = [w for w in found if w not in _STOPWORDS]
+    return list(dict.fromkeys(content or found))
 
 
 def visible(corpora: Sequence[str] | None, groups: Sequence[str]) -> tuple[str, list[object]]:

@@ -1,0 +1,492 @@
+"""Loaders: one file on disk -> one ``LoadedDocument`` (canonical text, pages, sections).
+
+Invariants:
+- Every loader's canonical text is ``clean_text`` output, and ``clean_text`` is idempotent, so
+  ``clean_text(doc.text) == doc.text``: ``\\n`` newlines only, no trailing whitespace on a
+  line, no C0 control character but ``\\n`` and ``\\t``, no ligature characters, no line
+  break right after a hyphen between two lowercase letters (the word or the line is joined),
+  never two blank lines in a row, no leading or trailing blank line. What the verifier's
+  normaliser folds (entities, case, dashes, quotes, whitespace runs, invisible format
+  characters) is left alone here.
+- Every offset (``Page``, ``Section``) is into that cleaned text, computed after cleaning.
+- A PDF's canonical text is its cleaned pages joined by ``PAGE_SEPARATOR``; for each page,
+  ``text[page.start:page.end]`` is exactly its cleaned text. An empty page adds no separator
+  and has ``start == end``.
+- ``updated`` comes from the file's own metadata (PDF ModDate/CreationDate) or is None; the
+  file's mtime is the caller's business.
+- A file that cannot be read, decoded or extracted raises ``IngestError`` with one line that
+  names the file. pypdf's exceptions are translated here, and its warnings never escape.
+"""
+
+from __future__ import annotations
+
+import codecs
+import datetime as dt
+import itertools
+import os
+import re
+import warnings
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from html.parser import HTMLParser
+from io import BytesIO
+from pathlib import Path
+
+from pypdf import PasswordType, PdfReader
+
+from ..corpus import LoadedDocument, Page, Section
+from ..errors import IngestError
+
+__all__ = ["PAGE_SEPARATOR", "SUPPORTED_SUFFIXES", "clean_text", "iter_files", "load_file"]
+
+PAGE_SEPARATOR = "\n\n"
+SUPPORTED_SUFFIXES: frozenset[str] = frozenset({".txt", ".md", ".html", ".htm", ".pdf"})
+
+# ---------------------------------------------------------------------------- clean_text
+
+_LIGATURES = {
+    "\ufb00": "ff",
+    "\ufb01": "fi",
+    "\ufb02": "fl",
+    "\ufb03": "ffi",
+    "\ufb04": "ffl",
+    "\ufb05": "st",
+    "\ufb06": "st",
+}
+# C0 controls are dropped, except tab and newline; vertical tab and form feed are line (page)
+# breaks, so they become newlines rather than gluing the words on either side together.
+_CLEAN_TABLE = str.maketrans(
+    {
+        **{chr(c): None for c in range(0x20) if c not in (0x09, 0x0A)},
+        "\x0b": "\n",
+        "\x0c": "\n",
+        **_LIGATURES,
+    }
+)
+_TRAILING_SPACE = re.compile(r"[^\S\n]+(?=\n|\Z)")
+_LINE_HYPHEN = re.compile(r"(?<=[^\W\d_])-\n[^\S\n]*(?=[^\W\d_])")
+_BLANK_LINES = re.compile(r"\n{3,}")
+_WORD = re.compile(r"[^\W\d_]+")
+_COMPOUND = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
+
+
+def clean_text(text: str) -> str:
+    """Remove layout artefacts from extracted text; see the module docstring for the result.
+
+    A hyphen at a line break between two lowercase letters is hyphenation: ``"exam-\\nple"``
+    becomes ``"example"``. The text itself can overrule that: when it writes the compound with
+    a hyphen on one line more often than as one word, the hyphen is real and only the line
+    break goes (``"in-\\nnetwork"`` -> ``"in-network"`` beside another ``"in-network"``; word
+    processors break lines at hyphens and never split words). Other hyphens stay as they are:
+    ``"well-known"``, ``"Anti-\\nFraud"``, ``"job-\\n17"``.
+    """
+    prepared = _prepare(text)
+    return _finish(prepared, _HyphenVotes(prepared))
+
+
+def _prepare(text: str) -> str:
+    """Newlines, control characters, ligatures and trailing whitespace."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").translate(_CLEAN_TABLE)
+    return _TRAILING_SPACE.sub("", text)
+
+
+def _finish(prepared: str, votes: _HyphenVotes) -> str:
+    """Line-break hyphens (as ``votes`` decide), blank lines, leading and trailing newlines."""
+    text = _LINE_HYPHEN.sub(votes.replace, prepared)
+    return _BLANK_LINES.sub("\n\n", text).strip("\n")
+
+
+class _HyphenVotes:
+    """Decides line-break hyphens from a text's own spelling, counted once and only if needed."""
+
+    def __init__(self, vocabulary: str) -> None:
+        self._vocabulary = vocabulary
+        self._counts: tuple[Counter[tuple[str, str]], Counter[str]] | None = None
+
+    def replace(self, match: re.Match[str]) -> str:
+        text, start, end = match.string, match.start(), match.end()
+        if not (text[start - 1].islower() and text[end].islower()):
+            return match.group()
+        left = start - 1
+        while left > 0 and text[left - 1].isalpha():
+            left -= 1
+        right = end
+        while right < len(text) and text[right].isalpha():
+            right += 1
+        return "-" if self._hyphen_is_real(text[left:start], text[end:right]) else ""
+
+    def _hyphen_is_real(self, left: str, right: str) -> bool:
+        if self._counts is None:
+            pairs: Counter[tuple[str, str]] = Counter()
+            for compound in _COMPOUND.findall(self._vocabulary):
+                parts = compound.lower().split("-")
+                pairs.update(itertools.pairwise(parts))
+            words = Counter(w.lower() for w in _WORD.findall(self._vocabulary))
+            self._counts = (pairs, words)
+        pairs, words = self._counts
+        left, right = left.lower(), right.lower()
+        return pairs[left, right] > words[left + right]
+
+
+# ---------------------------------------------------------------------------- files
+
+
+def iter_files(paths: Sequence[Path]) -> Iterator[tuple[Path, str]]:
+    """Yield ``(path, name)`` for each supported file under ``paths``, folders recursively.
+
+    A folder is walked in sorted order, skipping hidden files and folders (names starting with
+    ``.``); each file's name is its path relative to that folder, with ``/`` separators. A file
+    argument is named by its basename. Files with unsupported suffixes are skipped.
+    """
+    for path in paths:
+        if path.is_dir():
+            yield from _walk(path)
+        elif path.is_file():
+            if path.suffix.lower() in SUPPORTED_SUFFIXES:
+                yield path, path.name
+        else:
+            raise IngestError(f"{path}: no such file or folder")
+
+
+def _walk(root: Path) -> Iterator[tuple[Path, str]]:
+    found: list[tuple[tuple[str, ...], Path]] = []
+    for folder, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for filename in filenames:
+            if filename.startswith(".") or Path(filename).suffix.lower() not in SUPPORTED_SUFFIXES:
+                continue
+            path = Path(folder, filename)
+            found.append((path.relative_to(root).parts, path))
+    for parts, path in sorted(found):
+        yield path, "/".join(parts)
+
+
+def load_file(path: Path, name: str) -> LoadedDocument:
+    """Load one supported file as ``name``; ``IngestError`` if it cannot be read or extracted."""
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        supported = ", ".join(sorted(SUPPORTED_SUFFIXES))
+        raise IngestError(f"{path}: unsupported file type {suffix or '(none)'}; use {supported}")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise IngestError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    if suffix == ".pdf":
+        return _load_pdf(path, name, data)
+    text = _decode(path, data)
+    if suffix == ".md":
+        return _load_markdown(name, text)
+    if suffix in (".html", ".htm"):
+        return _load_html(name, text)
+    return LoadedDocument(name=name, text=clean_text(text), media_type="text/plain")
+
+
+def _decode(path: Path, data: bytes) -> str:
+    """UTF-8 (BOM or not), UTF-16 with a BOM, else Windows-1252 if every byte is defined."""
+    try:
+        if data.startswith(codecs.BOM_UTF8):
+            return data[len(codecs.BOM_UTF8) :].decode("utf-8")
+        if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+            return data.decode("utf-16")
+    except UnicodeDecodeError as exc:
+        reason = f"{path}: its byte order mark says Unicode but it is not ({exc.reason})"
+        raise IngestError(reason) from exc
+    if b"\x00" in data:
+        raise IngestError(f"{path}: looks like a binary file (it contains NUL bytes), not text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    try:  # Python's cp1252 codec rejects the five undefined bytes (0x81, 0x8D, 0x8F, 0x90, 0x9D)
+        return data.decode("cp1252")
+    except UnicodeDecodeError as exc:
+        raise IngestError(
+            f"{path}: is neither UTF-8 nor Windows-1252 text; convert it to UTF-8"
+        ) from exc
+
+
+# ---------------------------------------------------------------------------- markdown
+
+_ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*")
+_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
+def _load_markdown(name: str, raw: str) -> LoadedDocument:
+    """The markdown source is the canonical text; ATX headings outside code fences are sections."""
+    text = clean_text(raw)
+    sections = tuple(_markdown_sections(text))
+    title = next((s.title for s in sections if s.level == 1), None)
+    return LoadedDocument(
+        name=name, text=text, media_type="text/markdown", title=title, sections=sections
+    )
+
+
+def _markdown_sections(text: str) -> Iterator[Section]:
+    fence: str | None = None
+    offset = 0
+    for line in text.split("\n"):
+        line_start, offset = offset, offset + len(line) + 1
+        if fence is not None:
+            if _closes_fence(line, fence):
+                fence = None
+            continue
+        if opening := _FENCE.match(line):
+            fence = opening.group(1)
+            continue
+        heading = _ATX_HEADING.fullmatch(line)
+        if heading is None or heading.group(2) is None:
+            continue
+        title = _CLOSING_HASHES.sub("", heading.group(2)).strip()
+        if title:
+            yield Section(title=title, start=line_start, level=len(heading.group(1)))
+
+
+def _closes_fence(line: str, fence: str) -> bool:
+    body = line.strip()
+    indent = len(line) - len(line.lstrip(" "))
+    return indent <= 3 and len(body) >= len(fence) and set(body) == {fence[0]}
+
+
+# ---------------------------------------------------------------------------- html
+
+_MARK = "\ufdd0"  # a Unicode noncharacter: marks where each heading starts, through cleaning
+_HTML_SPACE = re.compile(r"[ \t\n\r\f]+")
+_SKIPPED = frozenset({"script", "style", "noscript", "template"})
+_HEAD_ONLY = frozenset({"title", "meta", "link", "base", "style", "script", "noscript", "template"})
+_HEADINGS = {f"h{n}": n for n in range(1, 7)}
+_PARAGRAPH_TAGS = frozenset(
+    {"p", "pre", "blockquote", "table", "ul", "ol", "dl", "section", "article", "aside"}
+    | {"header", "footer", "main", "nav", "figure", "form", "fieldset", "details", "hr"}
+    | set(_HEADINGS)
+)
+_LINE_TAGS = frozenset(
+    {"div", "li", "tr", "dt", "dd", "caption", "figcaption", "summary", "address", "legend"}
+)
+_CELL_TAGS = frozenset({"td", "th"})
+
+
+class _HtmlText(HTMLParser):
+    """Visible text of an HTML document, block elements as line breaks, headings marked."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.out: list[str] = []
+        self.headings: list[tuple[int, str]] = []  # (level, title), one per _MARK in out
+        self.title: str | None = None
+        self._breaks = 0  # newlines owed before the next text
+        self._space = False  # a space owed before the next text (same line)
+        self._line_start = True
+        self._skip = 0
+        self._in_head = False
+        self._pre = 0
+        self._title_parts: list[str] | None = None
+        self._heading: tuple[int, list[str]] | None = None
+        self._mark_owed = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._in_head and (tag == "body" or tag not in _HEAD_ONLY):
+            self._in_head = False
+        if tag == "head":
+            self._in_head = True
+        elif tag in _SKIPPED:
+            self._skip += 1
+        elif tag == "title":
+            self._title_parts = []
+        elif tag == "br":
+            self._breaks += 1
+        elif tag in _CELL_TAGS:
+            self._space = True
+        elif tag in _PARAGRAPH_TAGS or tag in _LINE_TAGS:
+            if tag in _PARAGRAPH_TAGS:
+                self.end_heading()  # an unclosed heading ends where the next block starts
+            self._break(2 if tag in _PARAGRAPH_TAGS else 1)
+            self._pre += tag == "pre"
+            if tag in _HEADINGS:
+                self._heading = (_HEADINGS[tag], [])
+                self._mark_owed = True
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "head":
+            self._in_head = False
+        elif tag in _SKIPPED:
+            self._skip = max(0, self._skip - 1)
+        elif tag == "title" and self._title_parts is not None:
+            self.title = self.title or _collapse("".join(self._title_parts)) or None
+            self._title_parts = None
+        elif tag in _PARAGRAPH_TAGS or tag in _LINE_TAGS:
+            self._break(2 if tag in _PARAGRAPH_TAGS else 1)
+            self._pre = max(0, self._pre - (tag == "pre"))
+            if tag in _HEADINGS:
+                self.end_heading()
+
+    def end_heading(self) -> None:
+        """Close the open heading; it is recorded iff its mark was written (one per mark)."""
+        if self._heading is not None and not self._mark_owed:
+            level, parts = self._heading
+            self.headings.append((level, _collapse("".join(parts))))
+        self._heading, self._mark_owed = None, False
+
+    def handle_data(self, data: str) -> None:
+        data = data.replace(_MARK, "")
+        if self._title_parts is not None:  # a title is metadata, never visible text
+            self._title_parts.append(data)
+            return
+        if self._skip or self._in_head or not data:
+            return
+        if self._heading is not None:
+            self._heading[1].append(data)
+        if self._pre:
+            self._write(data)
+            return
+        collapsed = _HTML_SPACE.sub(" ", data)
+        if collapsed.startswith(" "):
+            self._space = True
+        if stripped := collapsed.strip(" "):
+            self._write(stripped)
+            self._space = collapsed.endswith(" ")
+
+    def _break(self, newlines: int) -> None:
+        self._breaks = max(self._breaks, newlines)
+
+    def _write(self, text: str) -> None:
+        if self._breaks and self.out:
+            self.out.append("\n" * self._breaks)
+            self._line_start = True
+        elif self._space and not self._line_start:
+            self.out.append(" ")
+        self._breaks, self._space = 0, False
+        if self._mark_owed:
+            self.out.append(_MARK)
+            self._mark_owed = False
+        self.out.append(text)
+        self._line_start = text.endswith("\n")
+
+
+def _collapse(text: str) -> str:
+    return _HTML_SPACE.sub(" ", text).strip()
+
+
+def _load_html(name: str, raw: str) -> LoadedDocument:
+    parser = _HtmlText()
+    parser.feed(raw)
+    parser.close()
+    parser.end_heading()
+    pieces = clean_text("".join(parser.out)).split(_MARK)
+    text = "".join(pieces)
+    sections: list[Section] = []
+    offset = len(pieces[0])
+    for (level, title), piece in zip(parser.headings, pieces[1:], strict=True):
+        if title:
+            sections.append(Section(title=title, start=offset, level=level))
+        offset += len(piece)
+    h1 = next((s.title for s in sections if s.level == 1), None)
+    return LoadedDocument(
+        name=name,
+        text=text,
+        media_type="text/html",
+        title=parser.title or h1,
+        sections=tuple(sections),
+    )
+
+
+# ---------------------------------------------------------------------------- pdf
+
+_PDF_DATE = re.compile(r"(?:D:)?(\d{4})(\d{2})?(\d{2})?")
+
+
+def _load_pdf(path: Path, name: str, data: bytes) -> LoadedDocument:
+    """Text layer page by page; pages cleaned one by one, then joined with PAGE_SEPARATOR."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pypdf warns on odd but readable files; not ours to raise
+        reader = _open_pdf(path, data)
+        page_texts = _page_texts(path, reader)
+        title, updated = _pdf_metadata(reader)
+    prepared = [_prepare(raw) for raw in page_texts]
+    votes = _HyphenVotes("\n".join(prepared))  # the whole document's spelling decides
+    pages: list[Page] = []
+    parts: list[str] = []
+    offset = 0
+    for number, page_prepared in enumerate(prepared, start=1):
+        page_text = _finish(page_prepared, votes)
+        if page_text and offset:  # a separator only between pages that have text
+            parts.append(PAGE_SEPARATOR)
+            offset += len(PAGE_SEPARATOR)
+        parts.append(page_text)
+        pages.append(Page(number=number, start=offset, end=offset + len(page_text)))
+        offset += len(page_text)
+    text = "".join(parts)
+    if not text:
+        raise IngestError(f"{path}: PDF has no text layer (scanned images?); run OCR on it first")
+    return LoadedDocument(
+        name=name,
+        text=text,
+        media_type="application/pdf",
+        title=title,
+        pages=tuple(pages),
+        updated=updated,
+    )
+
+
+# pypdf raises many kinds of exception on malformed input (its own, ValueError, KeyError, zlib
+# and struct errors...), so this boundary catches them all and names the file instead.
+
+
+def _open_pdf(path: Path, data: bytes) -> PdfReader:
+    try:
+        reader = PdfReader(BytesIO(data))
+        encrypted = reader.is_encrypted
+    except Exception as exc:
+        raise IngestError(f"{path}: not a readable PDF ({_reason(exc)})") from exc
+    if encrypted:
+        try:
+            unlocked = reader.decrypt("") != PasswordType.NOT_DECRYPTED
+        except Exception as exc:
+            raise IngestError(
+                f"{path}: PDF is encrypted and cannot be opened ({_reason(exc)})"
+            ) from exc
+        if not unlocked:
+            raise IngestError(f"{path}: PDF is encrypted with a password; decrypt it first")
+    return reader
+
+
+def _page_texts(path: Path, reader: PdfReader) -> list[str]:
+    texts: list[str] = []
+    try:
+        for page in reader.pages:
+            texts.append(page.extract_text())
+    except Exception as exc:
+        where = f"page {len(texts) + 1}"
+        raise IngestError(f"{path}: cannot extract the text of {where} ({_reason(exc)})") from exc
+    return texts
+
+
+def _pdf_metadata(reader: PdfReader) -> tuple[str | None, str | None]:
+    """Title and ISO date from the document information; broken metadata is ignored."""
+    try:
+        info = reader.metadata
+        if info is None:
+            return None, None
+        title = _collapse(info.title or "") or None
+        raw_dates = (info.modification_date_raw, info.creation_date_raw)
+    except Exception:
+        return None, None
+    dates = (_pdf_date(raw) for raw in raw_dates if raw)
+    return title, next((d for d in dates if d), None)
+
+
+def _pdf_date(value: str) -> str | None:
+    """``D:YYYYMMDDHHmmSS...`` as ``YYYY-MM-DD`` (missing month/day default to 01, as in PDF)."""
+    match = _PDF_DATE.match(str(value).strip())
+    if match is None:
+        return None
+    year, month, day = (int(part or 1) for part in match.groups())
+    try:
+        return dt.date(year, month, day).isoformat()
+    except ValueError:
+        return None
+
+
+def _reason(exc: BaseException) -> str:
+    message = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {message}"[:200] if message else type(exc).__name__

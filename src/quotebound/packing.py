@@ -1,0 +1,126 @@
+"""Packing: ranked retrieval hits -> the WorkingSet (the one allowlist) for one request.
+
+Invariants:
+- Highest-ranked first; chunks are whole, never cut; a chunk that does not fit the remaining
+  character budget is skipped (a smaller, lower-ranked one may still fit).
+- Near-identical chunks are packed once: the model is never asked to choose between two ids
+  for one sentence. Near-identical = the same normalised text, or overlap of word trigrams
+  (Jaccard, punctuation ignored) at or above ``near_duplicate``.
+- Ids are dense after trimming: S1..Sn in packed order, so an inline ``[n]`` is the n-th.
+- Each Source keeps the chunk's stable key (``corpus:doc#c<ordinal>``), title, URL, date and
+  page, and its text is exactly the chunk text that will be sent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .errors import SourceError
+from .normalize import normalize
+from .sources import Source, WorkingSet
+from .store.base import Hit, TraceSource
+
+DEFAULT_BUDGET_CHARS = 12_000
+DEFAULT_MAX_SOURCES = 20
+DEFAULT_NEAR_DUPLICATE = 0.9
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    hit: Hit
+    reason: str  # "duplicate" | "budget" | "max_sources"
+    duplicate_of: str | None = None  # the id it duplicates
+
+
+@dataclass(frozen=True, slots=True)
+class Pack:
+    working_set: WorkingSet
+    hits: tuple[Hit, ...]  # packed, in S1..Sn order
+    dropped: tuple[Dropped, ...]
+
+    def trace_sources(self) -> tuple[TraceSource, ...]:
+        """The sources as a trace stores them: with their document offsets and version."""
+        return tuple(
+            TraceSource.of(src, hit.start, hit.end, hit.version)
+            for src, hit in zip(self.working_set, self.hits, strict=True)
+        )
+
+
+def chunk_key(hit: Hit) -> str:
+    """The stable key of a chunk occurrence: its document key and ordinal."""
+    return f"{hit.key}#c{hit.ordinal}"
+
+
+def _trigrams(text: str) -> frozenset[tuple[str, ...]]:
+    words = _WORD.findall(text)  # punctuation and spacing do not make chunks different
+    if len(words) < 3:
+        return frozenset({tuple(words)})
+    return frozenset(zip(words, words[1:], words[2:], strict=False))
+
+
+def _jaccard(a: frozenset[tuple[str, ...]], b: frozenset[tuple[str, ...]]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def pack(
+    hits: Sequence[Hit],
+    budget_chars: int = DEFAULT_BUDGET_CHARS,
+    max_sources: int = DEFAULT_MAX_SOURCES,
+    near_duplicate: float = DEFAULT_NEAR_DUPLICATE,
+) -> Pack:
+    """Pack ranked hits (best first) into a WorkingSet within the budget."""
+    packed: list[Hit] = []
+    shapes: list[tuple[str, frozenset[tuple[str, ...]]]] = []
+    dropped: list[Dropped] = []
+    used = 0
+    for hit in hits:
+        norm = normalize(hit.text)
+        grams = _trigrams(norm)
+        twin = next(
+            (
+                i
+                for i, (other, other_grams) in enumerate(shapes)
+                if other == norm or _jaccard(grams, other_grams) >= near_duplicate
+            ),
+            None,
+        )
+        if twin is not None:
+            dropped.append(Dropped(hit, "duplicate", f"S{twin + 1}"))
+        elif len(packed) >= max_sources:
+            dropped.append(Dropped(hit, "max_sources"))
+        elif used + len(hit.text) > budget_chars:
+            dropped.append(Dropped(hit, "budget"))
+        else:
+            packed.append(hit)
+            shapes.append((norm, grams))
+            used += len(hit.text)
+    sources = [
+        Source(
+            id=f"S{n}",
+            text=hit.text,
+            key=chunk_key(hit),
+            title=hit.title or hit.section,
+            url=hit.url,
+            updated=_iso_date(hit.updated),
+            kind="document",
+            page=hit.page,
+        )
+        for n, hit in enumerate(packed, 1)
+    ]
+    return Pack(WorkingSet(sources), tuple(packed), tuple(dropped))
+
+
+def _iso_date(value: str | None) -> str | None:
+    """Stored dates are ISO already; anything else is left out rather than failing a pack."""
+    if value is None:
+        return None
+    try:
+        Source(id="x", text="", updated=value)
+    except SourceError:
+        return None
+    return value
