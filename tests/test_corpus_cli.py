@@ -181,3 +181,14 @@ def test_store_option_and_env(docs: Path, tmp_path: Path, capsys: pytest.Capture
     _, out, _ = run(["search", "reimbursements", "--json"], capsys)
     assert json.loads(out)["hits"][0]["key"] == "c:expenses.txt"
     assert sys.executable  # the CLI ran in-process
+
+
+def test_supersedes_is_recorded(docs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["ingest", str(docs / "expenses.txt"), "--corpus", "c", "--supersedes", "c:old.txt"]
+    rc, _, _ = run(args, capsys)
+    assert rc == 0
+    with open_store() as store:
+        [info] = store.documents("c")
+    assert info.supersedes == "c:old.txt"
+    rc, _, err = run(["ingest", str(docs), "--corpus", "c", "--supersedes", "c:x"], capsys)
+    assert rc == 2 and "a single file" in err

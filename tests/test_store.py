@@ -316,3 +316,21 @@ def test_unknown_store_url_is_an_input_error(tmp_path: Path) -> None:
         open_store("mysql://nope")
     with pytest.raises(StoreError):
         open_store("postgresql://nobody@127.0.0.1:1/none")
+
+
+def test_migrations_apply_from_the_oldest_schema(tmp_path: Path) -> None:
+    """A store left at the first migration is brought up to date on open, data intact."""
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("CREATE TABLE qb_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    first = migrations("sqlite")[0]
+    for statement in first.statements:
+        conn.execute(statement)
+    conn.execute("INSERT INTO qb_migrations VALUES (?, 'then')", (first.name,))
+    conn.execute("INSERT INTO blobs (hash, text) VALUES ('h', 'kept')")
+    conn.close()
+    with open_store(f"sqlite:///{path}") as store:
+        assert store.applied_migrations() == [m.name for m in migrations("sqlite")]  # type: ignore[attr-defined]
+        store.ingest("handbook", *LEAVE)
+        _trace(store)
+    assert _execute(f"sqlite:///{path}", "SELECT text FROM blobs WHERE hash = 'h'") == [("kept",)]

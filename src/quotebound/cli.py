@@ -162,6 +162,7 @@ _store_option = click.option(
 @click.option("--corpus", required=True, help="The corpus the documents go in (key prefix).")
 @click.option("--acl", "groups", multiple=True, metavar="GROUP", help="Only GROUP may read them.")
 @click.option("--url-prefix", help="Document URL = this prefix + the document name.")
+@click.option("--supersedes", metavar="KEY", help="The document key this one replaces.")
 @click.option("--max-chars", type=int, default=1200, show_default=True, help="Chunk size.")
 @_store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
@@ -170,6 +171,7 @@ def ingest_cmd(
     corpus: str,
     groups: tuple[str, ...],
     url_prefix: str | None,
+    supersedes: str | None,
     max_chars: int,
     store_url: str | None,
     as_json: bool,
@@ -185,6 +187,9 @@ def ingest_cmd(
     files = list(iter_files(list(paths)))
     if not files:
         raise InputError("no .txt, .md, .html or .pdf files found in the given paths")
+    if supersedes is not None and len(files) != 1:
+        raise InputError("--supersedes names what one document replaces: give a single file")
+    options = _IngestOptions(corpus, groups, url_prefix, supersedes, max_chars)
     done: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
     with open_store(store_url) as store:
@@ -193,9 +198,7 @@ def ingest_cmd(
                                hidden=not show) as bar:  # fmt: skip
             for path, name in bar:
                 try:
-                    done.append(
-                        _ingest_one(store, corpus, path, name, groups, url_prefix, max_chars)
-                    )
+                    done.append(_ingest_one(store, options, path, name))
                 except IngestError as exc:
                     skipped.append({"path": str(path), "error": str(exc)})
         payload = {"corpus": corpus, "store": store.url, "documents": done, "skipped": skipped}
@@ -206,22 +209,26 @@ def ingest_cmd(
     return EXIT_PROBLEMS if skipped else EXIT_OK
 
 
-def _ingest_one(
-    store: Store,
-    corpus: str,
-    path: Path,
-    name: str,
-    groups: tuple[str, ...],
-    url_prefix: str | None,
-    max_chars: int,
-) -> dict[str, Any]:
+@dataclasses.dataclass(frozen=True)
+class _IngestOptions:
+    corpus: str
+    groups: tuple[str, ...]
+    url_prefix: str | None
+    supersedes: str | None
+    max_chars: int
+
+
+def _ingest_one(store: Store, options: _IngestOptions, path: Path, name: str) -> dict[str, Any]:
     doc = load_file(path, name)
     if doc.updated is None:  # no date in the file itself: its modification time
         mtime = _dt.datetime.fromtimestamp(path.stat().st_mtime, _dt.UTC)
         doc = dataclasses.replace(doc, updated=mtime.date().isoformat())
-    chunks = chunk_document(doc, max_chars=max_chars, min_chars=min(200, max_chars // 2))
-    url = f"{url_prefix}{name}" if url_prefix else None
-    result = store.ingest(corpus, doc, chunks, acl=groups, url=url)
+    size = options.max_chars
+    chunks = chunk_document(doc, max_chars=size, min_chars=min(200, size // 2))
+    url = f"{options.url_prefix}{name}" if options.url_prefix else None
+    result = store.ingest(
+        options.corpus, doc, chunks, acl=options.groups, url=url, supersedes=options.supersedes
+    )
     return {
         "path": str(path), "key": result.key, "version": result.version,
         "status": result.status, "chunks": result.chunks,
