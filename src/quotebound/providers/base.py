@@ -1,0 +1,85 @@
+"""The provider interface: one adapter per wire API, capabilities as attributes.
+
+A provider turns a ``Request`` (messages rendered by the contract, the working set they were
+rendered from, an optional JSON schema) into a ``Completion`` whose ``text`` is the raw model
+output, which the verifier then checks like any other. Providers never decide what is valid.
+
+Errors: every failure of a provider is a ``ProviderError`` with a ``kind``; third-party errors
+are translated once, at the adapter boundary. The pipeline turns them into a status, keeps the
+trace, and never crashes.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from ..errors import QuoteboundError
+from ..sources import WorkingSet
+
+Role = Literal["system", "user", "assistant"]
+ErrorKind = Literal[
+    "timeout", "http_error", "auth", "refusal", "truncated", "bad_response", "config"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What an adapter can do; the contract and pipeline read these, never provider names."""
+
+    json_schema: bool = False  # constrained decoding against a JSON schema
+    native_citations: bool = False  # sources sent as citable documents, citations returned
+    streaming: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    messages: tuple[Message, ...]
+    working_set: WorkingSet
+    format: str  # "json" | "inline" | "evidence"
+    question: str
+    schema: dict[str, Any] | None = None  # set when the provider can constrain output
+    max_tokens: int = 1024
+    temperature: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    text: str  # the raw output, exactly as the verifier will read it
+    model: str
+    usage: dict[str, int] = field(default_factory=dict)
+    finish_reason: str | None = None
+
+
+class ProviderError(QuoteboundError):
+    """A provider failed: timeout, HTTP error, refusal, truncated or malformed response."""
+
+    code = "provider_error"
+
+    def __init__(self, kind: ErrorKind, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class Provider(ABC):
+    """One model behind one wire API."""
+
+    name: ClassVar[str]
+    capabilities: ClassVar[Capabilities] = Capabilities()
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+
+    @abstractmethod
+    def complete(self, request: Request) -> Completion:
+        """Run one request; raise ProviderError for any failure."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release what the provider holds (a loaded model, an HTTP client)."""
