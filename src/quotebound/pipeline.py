@@ -1,0 +1,251 @@
+"""The answer pipeline: retrieve -> pack -> ask under the contract -> verify -> repair once ->
+keep what survives or abstain -> resolve cards -> trace.
+
+Invariants:
+- The WorkingSet made by the packer is the one allowlist: the contract renders it, the
+  verifier checks against it, the cards are built from it, the trace stores it.
+- At most one repair turn, naming each failure. Then only verified claims are kept; if none
+  is kept, or the model abstained, the answer is a helpful abstention (what was asked, which
+  documents were searched, what was missing, a next step).
+- A provider failure is a status (``provider_error``), never an exception out of ``ask``, and
+  the trace is written in every case, with the retrieved keys beside every abstention.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .contract import build_request, repair_request
+from .packing import DEFAULT_BUDGET_CHARS, Pack, chunk_key, pack
+from .providers.base import Completion, Provider, ProviderError, Request
+from .resolve import Card, build_cards, document_of
+from .store import Store, TraceAttempt, TraceRecord
+from .verify import Policy, Verdict, verify
+
+_REPAIRABLE = frozenset({"partial", "ungrounded", "unparseable"})
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerClaim:
+    text: str
+    cards: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Abstention:
+    question: str
+    searched: tuple[str, ...]  # titles (keys) of the documents that were searched and sent
+    missing: str
+    next_step: str
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    question: str
+    status: str  # grounded | partial | abstained | provider_error
+    claims: tuple[AnswerClaim, ...] = ()
+    cards: tuple[Card, ...] = ()
+    abstention: Abstention | None = None
+    trace_id: str | None = None
+    model: str | None = None
+    repaired: bool = False
+    error: str | None = None
+    verdicts: tuple[Verdict, ...] = ()
+    counts: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        a = self.abstention
+        return {
+            "question": self.question,
+            "status": self.status,
+            "claims": [{"text": c.text, "cards": list(c.cards)} for c in self.claims],
+            "cards": [c.to_dict() for c in self.cards],
+            "abstention": None if a is None else {
+                "question": a.question, "searched": list(a.searched), "missing": a.missing,
+                "next_step": a.next_step,
+            },
+            "trace_id": self.trace_id,
+            "model": self.model,
+            "repaired": self.repaired,
+            "error": self.error,
+            "verdicts": [v.to_dict() for v in self.verdicts],
+            "counts": self.counts,
+            "timings": self.timings,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class AskOptions:
+    corpora: Sequence[str] | None = None
+    groups: Sequence[str] = ()
+    format: str = "json"
+    limit: int = 20
+    budget_chars: int = DEFAULT_BUDGET_CHARS
+    max_tokens: int = 1024
+    policy: Policy = field(default_factory=Policy)
+    owner: str | None = None
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.timings: dict[str, float] = {}
+
+    def lap(self, name: str, since: float) -> float:
+        now = time.perf_counter()
+        self.timings[name] = round(self.timings.get(name, 0.0) + (now - since) * 1000, 3)
+        return now
+
+
+def ask(
+    question: str, store: Store, provider: Provider, options: AskOptions | None = None
+) -> Answer:
+    """Answer ``question`` from the store's documents, every claim verified, and trace it."""
+    opts = options or AskOptions()
+    clock = _Clock()
+    at = clock.started
+    hits = store.search(question, corpora=opts.corpora, groups=opts.groups, limit=opts.limit)
+    packed = pack(hits, budget_chars=opts.budget_chars)
+    at = clock.lap("retrieve_ms", at)
+    request = build_request(
+        question, packed.working_set, opts.format, provider.capabilities, opts.max_tokens
+    )
+    attempts: list[TraceAttempt] = []
+    verdicts: list[Verdict] = []
+    error: str | None = None
+    if len(packed.working_set):
+        error = _attempt(provider, request, opts, attempts, verdicts, clock)
+        if error is None and verdicts[0].status in _REPAIRABLE:
+            repair = repair_request(request, attempts[0].output, verdicts[0].failures)
+            error = _attempt(provider, repair, opts, attempts, verdicts, clock)
+    final = _best(verdicts)
+    answer = _answer(question, packed, final, verdicts, error, provider.model)
+    counts = _counts(hits, packed, verdicts, answer)
+    clock.timings["total_ms"] = round((time.perf_counter() - clock.started) * 1000, 3)
+    trace = TraceRecord(
+        question=question, sources=packed.trace_sources(), attempts=tuple(attempts),
+        prompt=_render(request), model=provider.model,
+        corpus=",".join(opts.corpora) if opts.corpora else None, status=answer.status,
+        owner=opts.owner, timings=clock.timings, counts=counts,
+        retrieved=tuple(chunk_key(h) for h in hits),
+    )  # fmt: skip
+    store.write_trace(trace)
+    return _with(answer, trace_id=trace.id, counts=counts, timings=clock.timings)
+
+
+def _attempt(
+    provider: Provider,
+    request: Request,
+    opts: AskOptions,
+    attempts: list[TraceAttempt],
+    verdicts: list[Verdict],
+    clock: _Clock,
+) -> str | None:
+    """One model call and its verdict; the provider's error message on failure."""
+    at = time.perf_counter()
+    try:
+        completion: Completion = provider.complete(request)
+    except ProviderError as exc:
+        clock.lap("generate_ms", at)
+        attempts.append(TraceAttempt(f"<provider error: {exc.kind}> {exc}"))
+        return f"{exc.kind}: {exc}"
+    at = clock.lap("generate_ms", at)
+    verdict = verify(request.working_set, completion.text, request.format, opts.policy)
+    clock.lap("verify_ms", at)
+    attempts.append(TraceAttempt(completion.text, verdict.to_dict()))
+    verdicts.append(verdict)
+    return None
+
+
+def _best(verdicts: list[Verdict]) -> Verdict | None:
+    """The repaired verdict, unless the first kept more claims (a repair must not cost)."""
+    if not verdicts:
+        return None
+    best = verdicts[-1]
+    if len(verdicts[0].kept_claims) > len(best.kept_claims):
+        best = verdicts[0]
+    return best
+
+
+def _answer(
+    question: str,
+    packed: Pack,
+    final: Verdict | None,
+    verdicts: list[Verdict],
+    error: str | None,
+    model: str,
+) -> Answer:
+    repaired = len(verdicts) > 1
+    if final is not None and final.kept_claims:
+        cards, per_claim = build_cards(final, packed.working_set)
+        claims = tuple(
+            AnswerClaim(c.text, nums) for c, nums in zip(final.kept_claims, per_claim, strict=True)
+        )
+        status = "grounded" if final.status == "grounded" else "partial"
+        return Answer(question, status, claims, tuple(cards), model=model, repaired=repaired,
+                      error=error, verdicts=tuple(verdicts))  # fmt: skip
+    if error is not None and final is None:
+        return Answer(question, "provider_error", abstention=_abstention(question, packed, None,
+                      error), model=model, error=error, verdicts=tuple(verdicts))  # fmt: skip
+    return Answer(question, "abstained", abstention=_abstention(question, packed, final, error),
+                  model=model, repaired=repaired, error=error,
+                  verdicts=tuple(verdicts))  # fmt: skip
+
+
+def _abstention(
+    question: str, packed: Pack, final: Verdict | None, error: str | None
+) -> Abstention:
+    searched = tuple(dict.fromkeys(src.title or document_of(src) for src in packed.working_set))
+    if not searched:
+        return Abstention(
+            question, (), "no document you may read matched the question",
+            "Check the corpus name and your access groups, or ingest the documents that cover "
+            "this topic.",
+        )  # fmt: skip
+    if error is not None:
+        missing = f"the model could not be reached ({error})"
+        step = "Try again later, or use the extractive provider, which needs no model."
+    elif final is not None and final.status == "unparseable":
+        missing = f"the model's answer could not be read ({final.error})"
+        step = "Try again, or use the extractive provider, which always answers verbatim."
+    elif final is not None and final.status == "abstained":
+        missing = final.missing or "the documents searched do not state this"
+        step = "Rephrase with the documents' own terms, or ask the owner of these documents."
+    else:
+        missing = "no claim in the answer could be verified against the documents searched"
+        step = "Rephrase the question more narrowly, or read the documents searched directly."
+    return Abstention(question, searched, missing, step)
+
+
+def _counts(
+    hits: Sequence[Any], packed: Pack, verdicts: list[Verdict], answer: Answer
+) -> dict[str, int]:
+    first = verdicts[0].to_dict()["counts"] if verdicts else {}
+    final = verdicts[-1].to_dict()["counts"] if verdicts else {}
+    return {
+        "retrieved": len(hits),
+        "packed": len(packed.working_set),
+        "attempts": len(verdicts),
+        "repaired": int(answer.repaired),
+        "first_pass_citations": first.get("citations", 0),
+        "first_pass_valid_citations": first.get("valid_citations", 0),
+        "final_claims": final.get("claims", 0),
+        "kept_claims": len(answer.claims),
+        "dropped_claims": final.get("dropped", 0),
+        "abstained": int(answer.status == "abstained"),
+        "provider_errors": int(answer.error is not None),
+    }
+
+
+def _render(request: Request) -> str:
+    return "\n\n".join(f"[{m.role}]\n{m.content}" for m in request.messages)
+
+
+def _with(answer: Answer, **changes: Any) -> Answer:
+    from dataclasses import replace
+
+    return replace(answer, **changes)

@@ -1,0 +1,132 @@
+"""Citation cards: verified citations -> things a reader can click.
+
+Invariants:
+- Cards are built only from the WorkingSet and the verdict: the quote shown is the verified
+  span of the text that was sent, and every URL comes from the source's stored metadata,
+  never from the model.
+- One card per document (several chunks of one document cited are one card, with a quote
+  each), numbered in order of first citation, so an answer shows ``[1]``, ``[2]``.
+- Deep links: a PDF opens at its page (``#page=N``); any other page scrolls to the quote with a
+  text fragment (``#:~:text=start,end``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote as _percent
+
+from .sources import Source, WorkingSet
+from .verify import Claim, Verdict
+
+
+@dataclass(frozen=True, slots=True)
+class CardQuote:
+    source: str  # the id it was sent under (S2)
+    text: str  # the verified quote, exactly as it stands in the sent text
+    span: tuple[int, int]
+    page: int | None = None
+    link: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    number: int
+    document: str  # the document key, or the source id when the source has no key
+    label: str
+    url: str | None
+    updated: str | None
+    quotes: tuple[CardQuote, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "number": self.number,
+            "document": self.document,
+            "label": self.label,
+            "url": self.url,
+            "updated": self.updated,
+            "quotes": [
+                {"source": q.source, "text": q.text, "span": list(q.span), "page": q.page,
+                 "link": q.link}
+                for q in self.quotes
+            ],
+        }  # fmt: skip
+
+
+def document_of(src: Source) -> str:
+    """The document a source belongs to: its key without the ``#c<n>`` chunk suffix."""
+    return src.key.split("#", 1)[0] if src.key else src.id
+
+
+def deep_link(src: Source, quote: str) -> str | None:
+    """The URL that opens ``src`` at ``quote``, or None when the source has no URL."""
+    base = _base_url(src)
+    if base is None:
+        return None
+    if base.lower().endswith(".pdf") or src.page is not None:
+        return f"{base}#page={src.page}" if src.page is not None else base
+    return f"{base}#:~:text={text_fragment(quote)}"
+
+
+def text_fragment(quote: str) -> str:
+    """A text-fragment directive value: the whole quote, or its first and last words."""
+    words = quote.split()
+    long = len(words) > 8
+    parts = [" ".join(words[:4]), " ".join(words[-4:])] if long else [" ".join(words)]
+    # '-', '&' and ',' are syntax inside a text directive: they must be percent-encoded too
+    return ",".join(_percent(p, safe="").replace("-", "%2D") for p in parts)
+
+
+def build_cards(verdict: Verdict, ws: WorkingSet) -> tuple[list[Card], list[tuple[int, ...]]]:
+    """Cards for the kept claims' valid citations, and each claim's card numbers."""
+    numbers: dict[str, int] = {}
+    quotes: dict[str, list[CardQuote]] = {}
+    firsts: dict[str, Source] = {}
+    per_claim: list[tuple[int, ...]] = []
+    for claim in verdict.claims:
+        if not claim.kept:
+            continue
+        mine: list[int] = []
+        for src, quote in _valid(claim, ws):
+            doc = document_of(src)
+            if doc not in numbers:
+                numbers[doc] = len(numbers) + 1
+                firsts[doc] = src
+                quotes[doc] = []
+            if quote is not None and all(q.span != quote.span or q.source != quote.source
+                                         for q in quotes[doc]):  # fmt: skip
+                quotes[doc].append(quote)
+            if numbers[doc] not in mine:
+                mine.append(numbers[doc])
+        per_claim.append(tuple(mine))
+    cards = [
+        Card(
+            number=numbers[doc], document=doc, label=_label(firsts[doc]),
+            url=_base_url(firsts[doc]),
+            updated=firsts[doc].updated, quotes=tuple(quotes[doc]),
+        )
+        for doc in numbers
+    ]  # fmt: skip
+    return cards, per_claim
+
+
+def _valid(claim: Claim, ws: WorkingSet) -> list[tuple[Source, CardQuote | None]]:
+    out: list[tuple[Source, CardQuote | None]] = []
+    for cit in claim.citations:
+        src = ws.get(cit.source) if cit.valid and cit.source else None
+        if src is None:
+            continue
+        quote = None
+        if cit.span is not None:
+            text = src.text[cit.span[0] : cit.span[1]]
+            quote = CardQuote(src.id, text, cit.span, src.page, deep_link(src, text))
+        out.append((src, quote))
+    return out
+
+
+def _base_url(src: Source) -> str | None:
+    return src.url.split("#", 1)[0] if src.url else None
+
+
+def _label(src: Source) -> str:
+    return src.title or document_of(src).split(":", 1)[-1]
