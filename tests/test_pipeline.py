@@ -221,3 +221,23 @@ def test_html_cards_link_to_a_text_fragment(store: Store) -> None:
     assert link.startswith("https://hr.example/contractors.html#:~:text=")
     assert "%2D" in link  # the dash in company-paid is encoded, as text directives require
     assert text_fragment("a-b, c & d") == "a%2Db%2C%20c%20%26%20d"
+
+
+def test_native_citation_provider_is_repaired_in_its_own_words(store: Store) -> None:
+    from quotebound.providers.base import Capabilities
+
+    class NativeScripted(ScriptedProvider):
+        capabilities = Capabilities(native_citations=True)
+
+    probe = ScriptedProvider(["{}", "{}"])
+    ask(QUESTION, store, probe)
+    gid = sid_of(probe, GERMANY)
+    provider = NativeScripted([
+        answer_json(("Germany pays 16 weeks.", gid, "to full salary for the first 16 weeks")),
+        answer_json(("Germany pays 14 weeks.", gid, "to full salary for the first 14 weeks")),
+    ])  # fmt: skip
+    answer = ask(QUESTION, store, provider)
+    assert answer.status == "grounded" and answer.repaired
+    shown, request_again = provider.requests[1].messages[-2:]
+    assert shown.content == "Germany pays 16 weeks."  # its own words, not our JSON mapping
+    assert "plain sentences, citing the documents" in request_again.content

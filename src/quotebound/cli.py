@@ -25,6 +25,8 @@ from .errors import IngestError, InputError, NotFoundError, QuoteboundError
 from .ingest import chunk_document, iter_files, load_file
 from .packing import DEFAULT_BUDGET_CHARS, chunk_key, pack
 from .parsing import FORMATS
+from .pipeline import Answer, AskOptions, ask
+from .providers import ExtractiveProvider, Provider
 from .sources import WorkingSet
 from .store import Hit, Store, TraceRecord, open_store
 from .verify import Policy, Verdict, verify
@@ -355,6 +357,102 @@ def _trace_report(trace: TraceRecord) -> str:
         lines.append(f"attempt {n}: {status}  {_shorten(attempt.output, 70)}")
     if trace.counts:
         lines.append("counts: " + ", ".join(f"{k} {v}" for k, v in trace.counts.items()))
+    return "\n".join(lines)
+
+
+PROVIDER_NAMES = ("extractive", "openai", "anthropic")
+
+
+def make_provider(
+    name: str, model: str | None, base_url: str | None, api_key: str | None
+) -> Provider:
+    """The provider a user chose; environment variables are read here, at the boundary."""
+    if name == "extractive":
+        return ExtractiveProvider()
+    if model is None:
+        raise InputError(f"--provider {name} needs --model (the model name the API expects)")
+    if name == "openai":
+        from .providers.openai import OpenAIProvider
+
+        return OpenAIProvider.from_env(model, base_url=base_url, api_key=api_key)
+    from .providers.anthropic import AnthropicProvider
+
+    return AnthropicProvider.from_env(model, base_url=base_url, api_key=api_key)
+
+
+@cli.command("ask")
+@click.argument("question")
+@click.option("--corpus", "corpora", multiple=True, metavar="NAME", help="Search only NAME.")
+@click.option("--acl", "groups", multiple=True, metavar="GROUP", help="Read as GROUP.")
+@click.option("--provider", type=click.Choice(PROVIDER_NAMES), default="extractive",
+              show_default=True, help="Who writes the answer.")  # fmt: skip
+@click.option("--model", help="The model name, for openai and anthropic.")
+@click.option("--base-url", metavar="URL", help="The API base URL (OpenAI-compatible servers).")
+@click.option("--api-key", metavar="KEY", help="The API key (default: from the environment).")
+@click.option("--format", "fmt", type=click.Choice(["json", "inline", "evidence"]),
+              default="json", show_default=True, help="The output contract.")  # fmt: skip
+@click.option("--limit", type=click.IntRange(1, 200), default=20, show_default=True,
+              help="Chunks to retrieve before packing.")  # fmt: skip
+@click.option("--budget", type=click.IntRange(1), default=DEFAULT_BUDGET_CHARS, show_default=True,
+              help="Packing budget in characters.")  # fmt: skip
+@_store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
+def ask_cmd(
+    question: str,
+    corpora: tuple[str, ...],
+    groups: tuple[str, ...],
+    provider: str,
+    model: str | None,
+    base_url: str | None,
+    api_key: str | None,
+    fmt: str,
+    limit: int,
+    budget: int,
+    store_url: str | None,
+    as_json: bool,
+) -> int:
+    """Answer QUESTION from the store's documents: every claim cited, quoted and verified,
+    repaired once or dropped, or a helpful abstention; the whole exchange is traced."""
+    chosen = make_provider(provider, model, base_url, api_key)
+    options = AskOptions(corpora=list(corpora) or None, groups=groups, format=fmt, limit=limit,
+                         budget_chars=budget)  # fmt: skip
+    try:
+        with open_store(store_url) as store:
+            answer = ask(question, store, chosen, options)
+    finally:
+        chosen.close()
+    _emit(as_json, answer.to_dict(), _answer_report(answer))
+    return EXIT_PROBLEMS if answer.status == "provider_error" else EXIT_OK
+
+
+def _answer_report(answer: Answer) -> str:
+    lines: list[str] = []
+    if answer.claims:
+        for claim in answer.claims:
+            marks = "".join(f"[{n}]" for n in claim.cards)
+            lines.append(f"{' '.join(claim.text.split())} {marks}".rstrip())
+        lines.append("")
+        for card in answer.cards:
+            dated = f", updated {card.updated}" if card.updated else ""
+            lines.append(f"[{card.number}] {card.label} ({card.document}{dated})")
+            for q in card.quotes:
+                page = f" p.{q.page}" if q.page else ""
+                link = f"  {q.link}" if q.link else ""
+                lines.append(f'    {q.source}{page} "{_shorten(q.text, 80)}"{link}')
+    elif answer.abstention is not None:
+        a = answer.abstention
+        lines += [
+            "Not answered from the documents.",
+            f"  asked:     {a.question}",
+            f"  searched:  {', '.join(a.searched) if a.searched else '(nothing matched)'}",
+            f"  missing:   {a.missing}",
+            f"  next step: {a.next_step}",
+        ]
+    lines.append("")
+    lines.append(
+        f"status {answer.status} | repaired {'yes' if answer.repaired else 'no'} | "
+        f"model {answer.model} | trace {answer.trace_id}"
+    )
     return "\n".join(lines)
 
 

@@ -122,15 +122,26 @@ def build_request(
     )  # fmt: skip
 
 
-def repair_request(request: Request, output: str, failures: list[str]) -> Request:
-    """The one repair turn: the first output, then each failure named, then the ask."""
+def repair_request(
+    request: Request, output: str, failures: list[str], native: bool = False
+) -> Request:
+    """The one repair turn: the first output, then each failure named, then the ask.
+
+    For a provider with native citations, ``output`` is the answer's plain text and the ask is
+    to cite the documents again (its citations come back as blocks, not in our JSON).
+    """
     problems = "\n".join(f"- {f}" for f in failures) or "- the answer could not be checked"
+    how = (
+        "Answer again in plain sentences, citing the documents for every sentence."
+        if native
+        else "Answer again in the same format."
+    )
     ask = (
         "Your answer failed these checks:\n"
         f"{problems}\n"
-        "Answer again in the same format. Fix each failing claim with a quote copied word for "
-        "word from the source you cite, or remove the claim. Keep the claims that passed. "
-        "If nothing can be supported, abstain as the rules say."
+        f"{how} Fix each failing claim with a quote copied word for word from the source you "
+        "cite, or remove the claim. Keep the claims that passed. If nothing can be supported, "
+        "abstain as the rules say."
     )
     messages = (*request.messages, Message("assistant", output), Message("user", ask))
     return Request(

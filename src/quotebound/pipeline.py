@@ -120,7 +120,11 @@ def ask(
     if len(packed.working_set):
         error = _attempt(provider, request, opts, attempts, verdicts, clock)
         if error is None and verdicts[0].status in _REPAIRABLE:
-            repair = repair_request(request, attempts[0].output, verdicts[0].failures)
+            native = provider.capabilities.native_citations
+            shown = attempts[0].output
+            if native:  # its citations were blocks: show it its own words, not our JSON
+                shown = " ".join(c.text for c in verdicts[0].claims) or shown
+            repair = repair_request(request, shown, verdicts[0].failures, native=native)
             error = _attempt(provider, repair, opts, attempts, verdicts, clock)
     final = _best(verdicts)
     answer = _answer(question, packed, final, verdicts, error, provider.model)

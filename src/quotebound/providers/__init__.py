@@ -1,7 +1,8 @@
 """Model providers: one adapter per wire API, capabilities as attributes.
 
 Built in: ``extractive`` (no model: verbatim source sentences), ``scripted`` (replays outputs,
-for tests and docs), and the HTTP adapters added to ``PROVIDERS`` as they land.
+for tests and docs), ``openai`` (OpenAI-compatible chat completions) and ``anthropic``
+(Messages API with native citations, mapped and verified like any other output).
 """
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ class Provider(ABC):
     """One model behind one wire API."""
 
     name: ClassVar[str]
-    capabilities: ClassVar[Capabilities] = Capabilities()
+    capabilities: Capabilities = Capabilities()
 
     def __init__(self, model: str) -> None:
         self.model = model

@@ -17,12 +17,13 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..contract import MAX_QUOTE_WORDS
 from ..ingest.chunker import sentence_spans
 from ..sources import WorkingSet
+from ..verify import Policy
 from .base import Capabilities, Completion, Provider, Request
 
 _WORD = re.compile(r"[^\W_]+")
+_MIN_WORDS, _MAX_WORDS = Policy().min_quote_words, Policy().max_quote_words
 _STOP = frozenset(
     "a an and are as at be but by can could do does did for from had has have how i if in is "
     "it its me my many much of on or our should so than that the their them there these they "
@@ -51,7 +52,7 @@ class _Sentence:
 
 class ExtractiveProvider(Provider):
     name: ClassVar[str] = "extractive"
-    capabilities: ClassVar[Capabilities] = Capabilities()
+    capabilities: Capabilities = Capabilities()
 
     def __init__(
         self, model: str = "extractive", max_claims: int = 3, min_coverage: float = 0.5
@@ -105,6 +106,6 @@ def _sentences(ws: WorkingSet) -> list[_Sentence]:
     for src in ws:
         for start, end in sentence_spans(src.text):
             text = src.text[start:end]
-            if 4 <= len(text.split()) <= MAX_QUOTE_WORDS and not text.lstrip().startswith("#"):
+            if _MIN_WORDS <= len(text.split()) <= _MAX_WORDS and not text.lstrip().startswith("#"):
                 out.append(_Sentence(src.id, text, frozenset(_terms(text)), len(out)))
     return out

@@ -15,7 +15,7 @@ from .base import Capabilities, Completion, Provider, ProviderError, Request
 
 class ScriptedProvider(Provider):
     name: ClassVar[str] = "scripted"
-    capabilities: ClassVar[Capabilities] = Capabilities()
+    capabilities: Capabilities = Capabilities()
 
     def __init__(self, outputs: Iterable[str | ProviderError], model: str = "scripted") -> None:
         super().__init__(model)

@@ -1,0 +1,84 @@
+"""`quotebound ask` end to end on the embedded store (no network: loopback at most)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from quotebound.cli import main
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    out, err = capsys.readouterr()
+    code = exc.value.code
+    return (code if isinstance(code, int) else 1), out, err
+
+
+@pytest.fixture
+def corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "leave.md").write_text(
+        "# Parental leave\n\nEmployees are entitled to 16 weeks of paid parental leave unless "
+        "local law provides more.\n\nIn Germany, the company tops up statutory parental "
+        "allowance to full salary for the first 14 weeks.\n",
+        encoding="utf-8",
+    )
+    for n, topic in enumerate(["expenses", "laptops", "holidays", "security", "travel"]):
+        (docs / f"{topic}.txt").write_text(
+            f"The {topic} policy number {n} is reviewed every year by the owning team.\n",
+            encoding="utf-8",
+        )
+    rc, _, _ = run(["ingest", str(docs), "--corpus", "hr",
+                    "--url-prefix", "https://hr.example/"], capsys)  # fmt: skip
+    assert rc == 0
+
+
+@pytest.mark.usefixtures("corpus")
+def test_ask_answers_with_cards_and_a_reopenable_trace(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run(["ask", "How many weeks of parental leave in Germany?", "--json"], capsys)
+    assert rc == 0
+    answer = json.loads(out)
+    assert answer["status"] == "grounded"
+    assert any("14 weeks" in c["text"] for c in answer["claims"])
+    card = answer["cards"][0]
+    assert card["document"] == "hr:leave.md" and card["url"] == "https://hr.example/leave.md"
+    assert card["quotes"][0]["link"].startswith("https://hr.example/leave.md#:~:text=")
+    rc, out, _ = run(["trace", answer["trace_id"], "--json"], capsys)
+    assert rc == 0 and json.loads(out)["status"] == "grounded"
+
+    rc, out, _ = run(["ask", "How many weeks of parental leave in Germany?"], capsys)
+    assert "[1] Parental leave (hr:leave.md" in out and "status grounded" in out
+
+
+@pytest.mark.usefixtures("corpus")
+def test_ask_abstains_helpfully(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run(["ask", "Who won the chess olympiad?", "--json"], capsys)
+    assert rc == 0
+    answer = json.loads(out)
+    assert answer["status"] == "abstained" and answer["claims"] == []
+    assert answer["abstention"]["next_step"]
+    rc, out, _ = run(["ask", "Who won the chess olympiad?"], capsys)
+    assert "Not answered from the documents." in out and "next step:" in out
+
+
+@pytest.mark.usefixtures("corpus")
+def test_provider_failure_is_exit_1_with_the_trace(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["ask", "parental leave weeks", "--provider", "openai", "--model", "m", "--json"]
+    args += ["--base-url", "http://127.0.0.1:9/v1", "--api-key", "sk-test-secret"]
+    rc, out, _ = run(args, capsys)
+    assert rc == 1
+    answer = json.loads(out)
+    assert answer["status"] == "provider_error" and answer["trace_id"]
+    assert "sk-test-secret" not in out
+
+
+def test_ask_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, _, err = run(["ask", "x", "--provider", "openai"], capsys)
+    assert rc == 2 and "needs --model" in err
+    rc, _, err = run(["ask", "x", "--provider", "nope"], capsys)
+    assert rc == 2 and "Invalid value for '--provider'" in err
