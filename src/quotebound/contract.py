@@ -52,7 +52,8 @@ _RULES: dict[str, dict[str, str]] = {
     },
     "inline": {
         "quote_rule": "Put the source id in brackets after every sentence, like this: "
-        "Employees are reimbursed within 30 days [S2]. Never cite a number you were not given.",
+        "Employees are reimbursed within 30 days [S2]. Copy every number, name and term word "
+        "for word from the source you cite; never cite a number you were not given.",
         "abstain_rule": f'reply exactly: "{SENTINEL}"',
         "output": "Answer in plain sentences, each with its [id] marker.",
     },
