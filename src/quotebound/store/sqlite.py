@@ -84,16 +84,19 @@ class SQLiteStore(SQLStore):
         if match is None or limit < 1:
             return []
         where, params = visible(corpora, groups)
+        # Rank and filter in an inner query that reads no chunk text, then fetch the winners:
+        # every matching row is scored, so what each row carries is what a search costs.
         sql = (
-            f"SELECT {HIT_COLUMNS}, -bm25(chunk_fts) "
-            "FROM chunk_fts JOIN chunk_texts ct ON ct.id = chunk_fts.rowid "
-            "JOIN occurrences o ON o.chunk_id = ct.id JOIN documents d ON d.id = o.document_id "
-            f"WHERE chunk_fts MATCH ? AND {where} ORDER BY bm25(chunk_fts), d.key, o.ordinal "
-            "LIMIT ?"
+            f"SELECT {HIT_COLUMNS}, -top.score FROM ("
+            "SELECT o.id AS oid, bm25(chunk_fts) AS score, d.key AS dkey, o.ordinal AS ord "
+            "FROM chunk_fts JOIN occurrences o ON o.chunk_id = chunk_fts.rowid "
+            "JOIN documents d ON d.id = o.document_id "
+            f"WHERE chunk_fts MATCH ? AND {where} ORDER BY score, dkey, ord LIMIT ?) top "
+            "JOIN occurrences o ON o.id = top.oid JOIN chunk_texts ct ON ct.id = o.chunk_id "
+            "JOIN documents d ON d.id = o.document_id ORDER BY top.score, top.dkey, top.ord"
         )
-        params = [match, *params]
         with self._read() as cur:
-            cur.execute(sql, (*params, limit))
+            cur.execute(sql, (match, *params, limit))
             return [hit_from_row(r) for r in cur.fetchall()]
 
     def close(self) -> None:
