@@ -18,13 +18,13 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	@bash scripts/ensure-postgres.sh
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff format --check src tests benchmarks examples
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/verify_speed.py

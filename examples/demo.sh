@@ -1,15 +1,36 @@
 #!/usr/bin/env bash
-# The demo: verify three bundled model answers against one working set, offline.
+# The demo, offline: (1) verify three bundled model answers; (2) ingest a small fictional
+# handbook and ask it questions (extractive provider: verbatim sentences, no model); (3) the
+# repair path with a scripted model.
 # Usage: examples/demo.sh PATH/TO/quotebound
 set -u
 qb=${1:-quotebound}
 here=$(cd "$(dirname "$0")" && pwd)
+py=$(dirname "$qb")/python
+store="sqlite:///$here/../.demo/quotebound.db"
+
+echo "### 1. verify: three model answers against one working set"
 for answer in grounded.json partial.json abstained.txt; do
   echo "== quotebound verify examples/sources.json examples/$answer"
   "$qb" verify "$here/sources.json" "$here/$answer"
   rc=$?
   echo "(exit $rc)"
   echo
-  # 0 = grounded or abstained, 1 = something dropped; anything else is a real failure.
-  [ "$rc" -le 1 ] || exit "$rc"
+  [ "$rc" -le 1 ] || exit "$rc"   # 0 = grounded or abstained, 1 = something dropped
 done
+
+echo "### 2. ingest the sample handbook, then ask"
+"$qb" ingest "$here/handbook" --corpus handbook --url-prefix https://handbook.northwind.example/ \
+  --store "$store" || exit $?
+echo
+for question in \
+  "How many weeks of parental leave do employees get in Germany?" \
+  "How long do reimbursements take to settle?" \
+  "Does the company offer a pension plan?"; do
+  echo "== quotebound ask \"$question\""
+  "$qb" ask "$question" --corpus handbook --store "$store" || exit $?
+  echo
+done
+
+echo "### 3. repair: a scripted model's first draft misquotes a number"
+"$py" "$here/repair_demo.py" "$store"

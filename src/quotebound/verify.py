@@ -167,9 +167,11 @@ class Verdict:
         for claim in self.claims:
             if claim.kept:
                 continue
-            if claim.message:
+            named = [c.message for c in claim.citations if c.message]
+            if named:  # each citation's own failure says more than "no valid citation"
+                out.extend(named)
+            elif claim.message:
                 out.append(claim.message)
-            out.extend(c.message for c in claim.citations if c.message)
         return out
 
     def to_dict(self) -> dict[str, Any]:

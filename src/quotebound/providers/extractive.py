@@ -28,7 +28,8 @@ _STOP = frozenset(
     "a an and are as at be but by can could do does did for from had has have how i if in is "
     "it its me my many much of on or our should so than that the their them there these they "
     "this to was we were what when where which who whom why will with would you your about "
-    "into any all also not no yes tell get gets".split()
+    "into any all also not no yes tell get gets take takes long often need needs give know "
+    "please".split()
 )
 
 
