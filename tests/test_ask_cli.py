@@ -9,6 +9,8 @@ import pytest
 
 from quotebound.cli import main
 
+EXTRACTIVE = ["--provider", "extractive"]
+
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     with pytest.raises(SystemExit) as exc:
@@ -40,7 +42,9 @@ def corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.usefixtures("corpus")
 def test_ask_answers_with_cards_and_a_reopenable_trace(capsys: pytest.CaptureFixture[str]) -> None:
-    rc, out, _ = run(["ask", "How many weeks of parental leave in Germany?", "--json"], capsys)
+    rc, out, _ = run(
+        ["ask", "How many weeks of parental leave in Germany?", "--json", *EXTRACTIVE], capsys
+    )
     assert rc == 0
     answer = json.loads(out)
     assert answer["status"] == "grounded"
@@ -51,18 +55,18 @@ def test_ask_answers_with_cards_and_a_reopenable_trace(capsys: pytest.CaptureFix
     rc, out, _ = run(["trace", answer["trace_id"], "--json"], capsys)
     assert rc == 0 and json.loads(out)["status"] == "grounded"
 
-    rc, out, _ = run(["ask", "How many weeks of parental leave in Germany?"], capsys)
+    rc, out, _ = run(["ask", "How many weeks of parental leave in Germany?", *EXTRACTIVE], capsys)
     assert "[1] Parental leave (hr:leave.md" in out and "status grounded" in out
 
 
 @pytest.mark.usefixtures("corpus")
 def test_ask_abstains_helpfully(capsys: pytest.CaptureFixture[str]) -> None:
-    rc, out, _ = run(["ask", "Who won the chess olympiad?", "--json"], capsys)
+    rc, out, _ = run(["ask", "Who won the chess olympiad?", "--json", *EXTRACTIVE], capsys)
     assert rc == 0
     answer = json.loads(out)
     assert answer["status"] == "abstained" and answer["claims"] == []
     assert answer["abstention"]["next_step"]
-    rc, out, _ = run(["ask", "Who won the chess olympiad?"], capsys)
+    rc, out, _ = run(["ask", "Who won the chess olympiad?", *EXTRACTIVE], capsys)
     assert "Not answered from the documents." in out and "next step:" in out
 
 
@@ -82,3 +86,12 @@ def test_ask_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert rc == 2 and "needs --model" in err
     rc, _, err = run(["ask", "x", "--provider", "nope"], capsys)
     assert rc == 2 and "Invalid value for '--provider'" in err
+
+
+def test_local_provider_errors_are_clear(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc, _, err = run(["ask", "x", "--model", "gpt-5"], capsys)
+    assert rc == 2 and "unknown local model 'gpt-5'" in err
+    rc, _, err = run(["ask", "x", "--model-path", str(tmp_path / "none.gguf")], capsys)
+    assert rc == 2 and "no GGUF file" in err

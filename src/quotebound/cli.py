@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -360,15 +361,26 @@ def _trace_report(trace: TraceRecord) -> str:
     return "\n".join(lines)
 
 
-PROVIDER_NAMES = ("extractive", "openai", "anthropic")
+PROVIDER_NAMES = ("local", "extractive", "openai", "anthropic")
 
 
 def make_provider(
-    name: str, model: str | None, base_url: str | None, api_key: str | None
+    name: str,
+    model: str | None,
+    base_url: str | None,
+    api_key: str | None,
+    model_path: Path | None = None,
 ) -> Provider:
     """The provider a user chose; environment variables are read here, at the boundary."""
     if name == "extractive":
         return ExtractiveProvider()
+    if name == "local":
+        from .providers.local import DEFAULT_MODEL, LocalProvider
+
+        cache = os.environ.get("QUOTEBOUND_MODELS")
+        return LocalProvider(
+            model or DEFAULT_MODEL, path=model_path, cache_dir=Path(cache) if cache else None
+        )
     if model is None:
         raise InputError(f"--provider {name} needs --model (the model name the API expects)")
     if name == "openai":
@@ -384,9 +396,11 @@ def make_provider(
 @click.argument("question")
 @click.option("--corpus", "corpora", multiple=True, metavar="NAME", help="Search only NAME.")
 @click.option("--acl", "groups", multiple=True, metavar="GROUP", help="Read as GROUP.")
-@click.option("--provider", type=click.Choice(PROVIDER_NAMES), default="extractive",
+@click.option("--provider", type=click.Choice(PROVIDER_NAMES), default="local",
               show_default=True, help="Who writes the answer.")  # fmt: skip
-@click.option("--model", help="The model name, for openai and anthropic.")
+@click.option("--model", help="The model: an API model name, or a bundled local model.")
+@click.option("--model-path", type=click.Path(path_type=Path, dir_okay=False),
+              help="A GGUF file for the local provider.")  # fmt: skip
 @click.option("--base-url", metavar="URL", help="The API base URL (OpenAI-compatible servers).")
 @click.option("--api-key", metavar="KEY", help="The API key (default: from the environment).")
 @click.option("--format", "fmt", type=click.Choice(["json", "inline", "evidence"]),
@@ -403,6 +417,7 @@ def ask_cmd(
     groups: tuple[str, ...],
     provider: str,
     model: str | None,
+    model_path: Path | None,
     base_url: str | None,
     api_key: str | None,
     fmt: str,
@@ -413,7 +428,7 @@ def ask_cmd(
 ) -> int:
     """Answer QUESTION from the store's documents: every claim cited, quoted and verified,
     repaired once or dropped, or a helpful abstention; the whole exchange is traced."""
-    chosen = make_provider(provider, model, base_url, api_key)
+    chosen = make_provider(provider, model, base_url, api_key, model_path)
     options = AskOptions(corpora=list(corpora) or None, groups=groups, format=fmt, limit=limit,
                          budget_chars=budget)  # fmt: skip
     try:

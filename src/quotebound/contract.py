@@ -24,6 +24,7 @@ SENTINEL = DEFAULT_SENTINELS[0]  # "Not covered by the provided documents."
 EVIDENCE_SENTINEL = DEFAULT_SENTINELS[1]  # "INSUFFICIENT_CONTEXT"
 PROMPT_FORMATS = ("json", "inline", "evidence")
 MAX_QUOTE_WORDS = 40
+MAX_CLAIMS = 6
 _PLAIN = Capabilities()
 
 _PREAMBLE = """You answer questions using ONLY the documents inside <sources>.
@@ -166,18 +167,19 @@ def answer_schema(ws: WorkingSet) -> dict[str, Any]:
         "additionalProperties": False,
         "required": ["text", "citations"],
         "properties": {
-            "text": {"type": "string"},
-            "citations": {"type": "array", "minItems": 1, "items": citation},
+            "text": {"type": "string", "maxLength": 500},
+            "citations": {"type": "array", "minItems": 1, "maxItems": 3, "items": citation},
         },
     }
+    # Bounds keep a small model from looping until max_tokens: an answer is a few claims.
     return {
         "type": "object",
         "additionalProperties": False,
         "required": ["answerable", "claims", "missing"],
         "properties": {
             "answerable": {"type": "boolean"},
-            "claims": {"type": "array", "items": claim},
-            "missing": {"type": "string"},
+            "claims": {"type": "array", "maxItems": MAX_CLAIMS, "items": claim},
+            "missing": {"type": "string", "maxLength": 300},
         },
     }
 

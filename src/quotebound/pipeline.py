@@ -109,7 +109,8 @@ def ask(
     clock = _Clock()
     at = clock.started
     hits = store.search(question, corpora=opts.corpora, groups=opts.groups, limit=opts.limit)
-    packed = pack(hits, budget_chars=opts.budget_chars)
+    budget = min(opts.budget_chars, provider.context_chars or opts.budget_chars)
+    packed = pack(hits, budget_chars=budget)
     at = clock.lap("retrieve_ms", at)
     request = build_request(
         question, packed.working_set, opts.format, provider.capabilities, opts.max_tokens

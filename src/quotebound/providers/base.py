@@ -72,6 +72,9 @@ class Provider(ABC):
     """One model behind one wire API."""
 
     name: ClassVar[str]
+    # The most source text (characters) this model should be sent; the packer's budget is
+    # capped to it. None: no limit beyond the caller's budget.
+    context_chars: int | None = None
     capabilities: Capabilities = Capabilities()
 
     def __init__(self, model: str) -> None:
