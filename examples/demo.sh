@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The demo, offline: (1) verify three bundled model answers; (2) ingest a small fictional
-# handbook and ask it questions (extractive provider: verbatim sentences, no model); (3) the
-# repair path with a scripted model.
+# handbook and ask it three questions with the embedded local model (an answer, a question
+# whose draft needs a repair or a drop, one the handbook cannot answer); (3) the repair path
+# shown step by step with a scripted model.
 # Usage: examples/demo.sh PATH/TO/quotebound
 set -u
 qb=${1:-quotebound}
@@ -19,13 +20,13 @@ for answer in grounded.json partial.json abstained.txt; do
   [ "$rc" -le 1 ] || exit "$rc"   # 0 = grounded or abstained, 1 = something dropped
 done
 
-echo "### 2. ingest the sample handbook, then ask"
+echo "### 2. ingest the sample handbook, then ask the local model (first use assembles it)"
 "$qb" ingest "$here/handbook" --corpus handbook --url-prefix https://handbook.northwind.example/ \
   --store "$store" || exit $?
 echo
 for question in \
   "How many weeks of parental leave do employees get in Germany?" \
-  "How long do reimbursements take to settle?" \
+  "What is the hotel cap in tier 1 cities, and how soon must receipts be uploaded?" \
   "Does the company offer a pension plan?"; do
   echo "== quotebound ask \"$question\""
   "$qb" ask "$question" --corpus handbook --store "$store" || exit $?

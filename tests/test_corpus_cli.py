@@ -192,3 +192,38 @@ def test_supersedes_is_recorded(docs: Path, capsys: pytest.CaptureFixture[str]) 
     assert info.supersedes == "c:old.txt"
     rc, _, err = run(["ingest", str(docs), "--corpus", "c", "--supersedes", "c:x"], capsys)
     assert rc == 2 and "a single file" in err
+
+
+def test_rerun_without_acl_keeps_groups_and_url(
+    docs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(docs / "expenses.txt")
+    run(["ingest", path, "--corpus", "c", "--acl", "finance"], capsys)
+    rc, out, _ = run(["ingest", path, "--corpus", "c", "--json"], capsys)
+    assert json.loads(out)["documents"][0]["status"] == "unchanged"
+    _, out, _ = run(["search", "reimbursements", "--json"], capsys)
+    assert json.loads(out)["hits"] == []  # still restricted
+    rc, out, _ = run(["ingest", path, "--corpus", "c", "--url-prefix", "https://x.example/d/",
+                      "--json"], capsys)  # fmt: skip
+    assert json.loads(out)["documents"][0]["status"] == "updated"
+    _, out, _ = run(["search", "reimbursements", "--acl", "finance", "--json"], capsys)
+    assert json.loads(out)["hits"][0]["url"] == "https://x.example/d/expenses.txt"
+    rc, out, _ = run(["ingest", path, "--corpus", "c", "--public", "--json"], capsys)
+    assert json.loads(out)["documents"][0]["status"] == "updated"
+    _, out, _ = run(["search", "reimbursements", "--json"], capsys)
+    assert json.loads(out)["hits"] != []
+    rc, _, err = run(["ingest", path, "--corpus", "c", "--public", "--acl", "x"], capsys)
+    assert rc == 2 and "contradict" in err
+
+
+def test_same_name_twice_in_one_run_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "policy.md").write_text(f"# {folder}\n\nText {folder}.\n")
+    args = ["ingest", str(tmp_path / "a" / "policy.md"), str(tmp_path / "b" / "policy.md")]
+    rc, _, err = run([*args, "--corpus", "x"], capsys)
+    assert rc == 2 and "'policy.md'" in err
+    rc, _, err = run(["ingest", str(tmp_path), "--corpus", "x#y"], capsys)
+    assert rc == 2 and "'#'" in err

@@ -586,3 +586,15 @@ def test_contoso_line_break_hyphens_follow_the_document() -> None:
     doc = load_file(CONTOSO / "Northwind_Standard_Benefits_Details.pdf", "northwind.pdf")
     assert "innetwork" not in doc.text and "in-network" in doc.text
     assert_chunk_invariants(doc, max_chars=1200, min_chars=200)
+
+
+def test_chunks_break_at_page_starts_where_a_sentence_ends() -> None:
+    first = "Mileage is claimed monthly. " * 3 + "Receipts are kept."
+    second = "Mileage is reimbursed at 58 cents per mile."
+    text = f"{first}\n\n{second}"
+    at = len(first) + 2
+    doc = LoadedDocument("p.pdf", text, "application/pdf",
+                         pages=(Page(1, 0, len(first)), Page(2, at, len(text))))  # fmt: skip
+    chunks = chunk_document(doc, max_chars=1200, min_chars=10)
+    assert [c.pages for c in chunks] == [(1,), (2,)]
+    assert chunks[1].text == second

@@ -24,7 +24,7 @@ from quotebound.contract import (
 )
 from quotebound.providers.anthropic import AnthropicProvider
 from quotebound.providers.base import Completion, Provider, ProviderError, Request
-from quotebound.providers.openai import OpenAIProvider
+from quotebound.providers.openai import OpenAIProvider, strict_subset
 
 Handler = Callable[[httpx.Request], httpx.Response]
 
@@ -150,7 +150,11 @@ def test_openai_request_url_headers_and_body_with_schema() -> None:
     assert body["messages"] == [{"role": m.role, "content": m.content} for m in request.messages]
     assert body["response_format"] == {
         "type": "json_schema",
-        "json_schema": {"name": "quotebound_answer", "schema": answer_schema(WS), "strict": True},
+        "json_schema": {
+            "name": "quotebound_answer",
+            "schema": strict_subset(answer_schema(WS)),
+            "strict": True,
+        },
     }
     options = body["response_format"]["json_schema"]["schema"]["properties"]["claims"]["items"]
     citation = options["properties"]["citations"]["items"]["anyOf"]
@@ -639,3 +643,12 @@ def test_request_schema_is_only_built_for_schema_capable_providers() -> None:
     assert isinstance(build_request(QUESTION, WS, "json", openai(never).capabilities), Request)
     assert build_request(QUESTION, WS, "json", openai(never).capabilities).schema is not None
     assert build_request(QUESTION, WS, "json", anthropic(never).capabilities).schema is None
+
+
+def test_strict_subset_drops_only_what_strict_mode_refuses() -> None:
+    schema = answer_schema(WS)
+    strict = strict_subset(schema)
+    text = json.dumps(strict)
+    assert all(k not in text for k in ('"maxLength"', '"maxItems"', '"minItems"'))
+    assert '"additionalProperties": false' in text and '"enum"' in text and '"const"' in text
+    assert json.dumps(schema) != text  # the local model still gets the bounds

@@ -131,9 +131,17 @@ def test_acl_change_takes_effect_without_a_new_version(store: Store) -> None:
     doc, chunks = LEAVE
     store.ingest("handbook", doc, chunks, acl=["hr"])
     assert store.search("parental") == []
-    result = store.ingest("handbook", doc, chunks)  # same text, now public
-    assert (result.status, result.version) == ("unchanged", 1)
+    assert store.ingest("handbook", doc, chunks).status == "unchanged"  # groups kept
+    assert store.search("parental") == []
+    result = store.ingest("handbook", doc, chunks, acl=[])  # same text, now public
+    assert (result.status, result.version) == ("updated", 1)
     assert store.search("parental") != []
+    changed, changed_chunks = make_doc("leave.txt", "Parental leave is now 20 weeks.")
+    store.ingest("handbook", changed, changed_chunks, acl=["hr"])
+    newer, newer_chunks = make_doc("leave.txt", "Parental leave is now 22 weeks.")
+    assert store.ingest("handbook", newer, newer_chunks).version == 3
+    assert store.search("parental") == []  # a new version keeps its groups too
+    assert store.search("parental", groups=["hr"])[0].text.endswith("22 weeks.")
 
 
 def test_deleted_documents_leave_retrieval(store: Store) -> None:

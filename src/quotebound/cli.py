@@ -15,6 +15,7 @@ import datetime as _dt
 import json
 import os
 import sys
+import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -60,6 +61,8 @@ def load_working_set(path: str) -> WorkingSet:
             f"SOURCES file {path} is not valid JSON: {exc.msg} at line {exc.lineno} "
             f"column {exc.colno}"
         ) from None
+    except (ValueError, RecursionError) as exc:  # 5000-digit numbers, nesting too deep
+        raise InputError(f"SOURCES file {path} is not usable JSON: {exc}") from None
     if isinstance(data, dict) and "sources" in data:
         data = data["sources"]
     if not isinstance(data, list):
@@ -164,6 +167,7 @@ _store_option = click.option(
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--corpus", required=True, help="The corpus the documents go in (key prefix).")
 @click.option("--acl", "groups", multiple=True, metavar="GROUP", help="Only GROUP may read them.")
+@click.option("--public", is_flag=True, help="Make the documents public (clears their groups).")
 @click.option("--url-prefix", help="Document URL = this prefix + the document name.")
 @click.option("--supersedes", metavar="KEY", help="The document key this one replaces.")
 @click.option("--max-chars", type=int, default=1200, show_default=True, help="Chunk size.")
@@ -173,6 +177,7 @@ def ingest_cmd(
     paths: tuple[Path, ...],
     corpus: str,
     groups: tuple[str, ...],
+    public: bool,
     url_prefix: str | None,
     supersedes: str | None,
     max_chars: int,
@@ -192,7 +197,15 @@ def ingest_cmd(
         raise InputError("no .txt, .md, .html or .pdf files found in the given paths")
     if supersedes is not None and len(files) != 1:
         raise InputError("--supersedes names what one document replaces: give a single file")
-    options = _IngestOptions(corpus, groups, url_prefix, supersedes, max_chars)
+    if public and groups:
+        raise InputError("--public and --acl contradict each other: give one")
+    names = [name for _, name in files]
+    if len(set(names)) != len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise InputError(f"two files would both be named {twice[0]!r} in the corpus: "
+                         "ingest their folder instead, so their paths tell them apart")  # fmt: skip
+    acl = [] if public else (list(groups) if groups else None)
+    options = _IngestOptions(corpus, acl, url_prefix, supersedes, max_chars)
     done: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
     with open_store(store_url) as store:
@@ -215,7 +228,7 @@ def ingest_cmd(
 @dataclasses.dataclass(frozen=True)
 class _IngestOptions:
     corpus: str
-    groups: tuple[str, ...]
+    acl: list[str] | None  # None: keep what the document has
     url_prefix: str | None
     supersedes: str | None
     max_chars: int
@@ -228,9 +241,9 @@ def _ingest_one(store: Store, options: _IngestOptions, path: Path, name: str) ->
         doc = dataclasses.replace(doc, updated=mtime.date().isoformat())
     size = options.max_chars
     chunks = chunk_document(doc, max_chars=size, min_chars=min(200, size // 2))
-    url = f"{options.url_prefix}{name}" if options.url_prefix else None
+    url = f"{options.url_prefix}{urllib.parse.quote(name)}" if options.url_prefix else None
     result = store.ingest(
-        options.corpus, doc, chunks, acl=options.groups, url=url, supersedes=options.supersedes
+        options.corpus, doc, chunks, acl=options.acl, url=url, supersedes=options.supersedes
     )
     return {
         "path": str(path), "key": result.key, "version": result.version,
@@ -314,8 +327,13 @@ def trace_cmd(trace_id: str, sid: str | None, store_url: str | None, as_json: bo
 
 
 def _spans_for(trace: TraceRecord, sid: str) -> list[list[int]]:
-    """The verified spans of ``sid`` in the trace's last verdict."""
-    verdict = next((a.verdict for a in reversed(trace.attempts) if a.verdict), None)
+    """The verified spans of ``sid`` in the verdict the answer showed (else the last one)."""
+    served = trace.counts.get("served_attempt")
+    verdict = None
+    if served is not None and 0 < served <= len(trace.attempts):
+        verdict = trace.attempts[served - 1].verdict
+    if verdict is None:
+        verdict = next((a.verdict for a in reversed(trace.attempts) if a.verdict), None)
     if verdict is None:
         return []
     spans = {

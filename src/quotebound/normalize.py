@@ -115,6 +115,15 @@ def _learn(ch: str) -> str:
 _WS_SINGLE = re.compile(r"[^\S ]")
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub(text: str) -> str:
+    """``text`` with lone surrogates (undecodable bytes smuggled through by the OS or a JSON
+    escape) replaced by U+FFFD, so it can be hashed, stored and printed as UTF-8."""
+    return _LONE_SURROGATE.sub("\ufffd", text) if not text.isascii() else text
+
+
 def normalize(text: str) -> str:
     """The normalised form of ``text``, trimmed. Equal inputs under the policy give equal output.
 
@@ -282,13 +291,7 @@ class _Builder:
     def _emit_bulk(self, bulk: str | None, start: int, end: int) -> None:
         if end <= start:
             return
-        chunk = (
-            bulk[start:end]
-            if bulk is not None
-            else _fold_bulk(
-                self.text[start:end].lower(), {k: fold(k) for k in set(self.text[start:end])}
-            )
-        )
+        chunk = bulk[start:end] if bulk is not None else _fold_lowered(self.text[start:end].lower())
         if self.last_space and chunk[0] == " ":  # a space run across a removed unit
             self.out._unit(self.pos, 0, start, 1)
             chunk = chunk[1:]
@@ -357,6 +360,11 @@ def _whitespace_runs(text: str, non_ascii: list[int]) -> list[tuple[int, int]]:
             runs.append((start, end))
             covered = end
     return runs
+
+
+def _fold_lowered(low: str) -> str:
+    """Fold already lower-cased bulk text one for one (the per-chunk fallback)."""
+    return _fold_bulk(low, {c: fold(c) for c in set(low) if not c.isascii()})
 
 
 def _fold_bulk(low: str, swaps: dict[str, str]) -> str:

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from .normalize import scrub
 from .sources import WorkingSet
 
 Format = Literal["json", "inline", "evidence", "cites"]
@@ -127,7 +128,7 @@ def _decode_json(text: str) -> Any:
     if fenced is not None:
         text = fenced.group(1).strip()
     try:
-        return json.loads(text)
+        return json.loads(text, object_hook=_scrub_strings)
     except RecursionError:
         raise ValueError("output is not valid JSON: nested too deeply") from None
     except json.JSONDecodeError as exc:
@@ -135,13 +136,23 @@ def _decode_json(text: str) -> Any:
         if first < 0:
             raise ValueError(f"output is not JSON ({exc.msg})") from None
         try:
-            value, _ = json.JSONDecoder().raw_decode(text, first)
+            value, _ = json.JSONDecoder(object_hook=_scrub_strings).raw_decode(text, first)
         except RecursionError:
             raise ValueError("output is not valid JSON: nested too deeply") from None
         except json.JSONDecodeError as inner:
             where = f"line {inner.lineno} column {inner.colno}"
             raise ValueError(f"output is not valid JSON: {inner.msg} at {where}") from None
         return value
+
+
+def _scrub_strings(obj: dict[str, Any]) -> dict[str, Any]:
+    """A "\\ud800" escape decodes to a lone surrogate: never let one into a claim or quote."""
+    return {
+        scrub(k): scrub(v) if isinstance(v, str)
+        else [scrub(x) if isinstance(x, str) else x for x in v] if isinstance(v, list)
+        else v
+        for k, v in obj.items()
+    }  # fmt: skip
 
 
 # -- json -----------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .contract import build_request, repair_request
+from .normalize import scrub
 from .packing import DEFAULT_BUDGET_CHARS, Pack, chunk_key, pack
 from .providers.base import Completion, Provider, ProviderError, Request
 from .resolve import Card, build_cards, document_of
@@ -106,6 +107,7 @@ def ask(
 ) -> Answer:
     """Answer ``question`` from the store's documents, every claim verified, and trace it."""
     opts = options or AskOptions()
+    question = scrub(question)
     clock = _Clock()
     at = clock.started
     hits = store.search(question, corpora=opts.corpora, groups=opts.groups, limit=opts.limit)
@@ -118,6 +120,7 @@ def ask(
     attempts: list[TraceAttempt] = []
     verdicts: list[Verdict] = []
     error: str | None = None
+    sent = request  # the last request: the whole conversation, repair turn included
     if len(packed.working_set):
         error = _attempt(provider, request, opts, attempts, verdicts, clock)
         if error is None and verdicts[0].status in _REPAIRABLE:
@@ -125,15 +128,17 @@ def ask(
             shown = attempts[0].output
             if native:  # its citations were blocks: show it its own words, not our JSON
                 shown = " ".join(c.text for c in verdicts[0].claims) or shown
-            repair = repair_request(request, shown, verdicts[0].failures, native=native)
-            error = _attempt(provider, repair, opts, attempts, verdicts, clock)
+            sent = repair_request(request, shown, verdicts[0].failures, native=native)
+            error = _attempt(provider, sent, opts, attempts, verdicts, clock)
     final = _best(verdicts)
     answer = _answer(question, packed, final, verdicts, error, provider.model)
     counts = _counts(hits, packed, verdicts, answer)
+    if final is not None:  # which attempt's verdict the answer shows (1-based)
+        counts["served_attempt"] = verdicts.index(final) + 1
     clock.timings["total_ms"] = round((time.perf_counter() - clock.started) * 1000, 3)
     trace = TraceRecord(
         question=question, sources=packed.trace_sources(), attempts=tuple(attempts),
-        prompt=_render(request), model=provider.model,
+        prompt=_render(sent), model=provider.model,
         corpus=",".join(opts.corpora) if opts.corpora else None, status=answer.status,
         owner=opts.owner, timings=clock.timings, counts=counts,
         retrieved=tuple(chunk_key(h) for h in hits),
@@ -159,9 +164,11 @@ def _attempt(
         attempts.append(TraceAttempt(f"<provider error: {exc.kind}> {exc}"))
         return f"{exc.kind}: {exc}"
     at = clock.lap("generate_ms", at)
-    verdict = verify(request.working_set, completion.text, request.format, opts.policy)
+    text = scrub(completion.text)
+    fmt = provider.capabilities.answers_in or request.format
+    verdict = verify(request.working_set, text, fmt, opts.policy)
     clock.lap("verify_ms", at)
-    attempts.append(TraceAttempt(completion.text, verdict.to_dict()))
+    attempts.append(TraceAttempt(text, verdict.to_dict()))
     verdicts.append(verdict)
     return None
 

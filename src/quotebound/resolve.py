@@ -12,6 +12,7 @@ Invariants:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote as _percent
@@ -53,9 +54,13 @@ class Card:
         }  # fmt: skip
 
 
+_CHUNK_SUFFIX = re.compile(r"#c\d+$")
+
+
 def document_of(src: Source) -> str:
-    """The document a source belongs to: its key without the ``#c<n>`` chunk suffix."""
-    return src.key.split("#", 1)[0] if src.key else src.id
+    """The document a source belongs to: its key without the ``#c<n>`` chunk suffix (a ``#``
+    elsewhere in a document name is part of the name)."""
+    return _CHUNK_SUFFIX.sub("", src.key) if src.key else src.id
 
 
 def deep_link(src: Source, quote: str) -> str | None:

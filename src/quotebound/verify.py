@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .errors import InputError, PolicyError
-from .normalize import NORMALIZATION_VERSION, normalize
+from .normalize import NORMALIZATION_VERSION, normalize, scrub
 from .parsing import DEFAULT_SENTINELS, FORMATS, Parsed, ParsedCitation, ParsedClaim, parse
 from .sources import WorkingSet
 from .support import ClaimFacts, Evidence, Missing, missing_facts, states_number_or_date
@@ -228,7 +228,7 @@ def verify(
     if not isinstance(output, str):
         raise InputError(f"model output must be a string, got {type(output).__name__}")
     policy = policy or Policy()
-    parsed = parse(ws, output, format, policy.sentinels)
+    parsed = parse(ws, scrub(output), format, policy.sentinels)
     return _verdict(ws, parsed, policy)
 
 

@@ -99,11 +99,18 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
 
 
 def _regions(doc: LoadedDocument, min_chars: int) -> list[tuple[int, int]]:
-    """``[start, end)`` pieces of the text split at section starts, bare headings merged on."""
+    """``[start, end)`` pieces of the text split at section and page starts (so a chunk sits
+    on one page, and a citation's page is the quote's page), bare headings merged on."""
     text = doc.text
-    cuts = sorted(
-        {s.start for s in doc.sections if 0 < s.start < len(text) and text[s.start - 1].isspace()}
-    )
+    sections = {
+        s.start for s in doc.sections if 0 < s.start < len(text) and text[s.start - 1].isspace()
+    }
+    # A page start is a cut where a sentence ends there too: a chunk then sits on one page
+    # (so a citation's page is its quote's page) and no sentence is split across chunks.
+    pages = {
+        p.start for p in doc.pages if 0 < p.start < len(text) and _ends_sentence(text, p.start)
+    }
+    cuts = sorted(sections | pages)
     bounds = [0, *cuts, len(text)]
     regions: list[tuple[int, int]] = []
     pending: int | None = None
@@ -115,6 +122,11 @@ def _regions(doc: LoadedDocument, min_chars: int) -> list[tuple[int, int]]:
         regions.append((start if pending is None else pending, end))
         pending = None
     return regions
+
+
+def _ends_sentence(text: str, at: int) -> bool:
+    before = text[:at].rstrip()
+    return text[at - 1] == "\n" and before[-1:] in (".", "!", "?", ":", ";")
 
 
 def _breaks(text: str, start: int, end: int) -> Iterator[tuple[int, int, bool]]:

@@ -171,14 +171,20 @@ def load_file(path: Path, name: str) -> LoadedDocument:
         data = path.read_bytes()
     except OSError as exc:
         raise IngestError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
-    if suffix == ".pdf":
-        return _load_pdf(path, name, data)
-    text = _decode(path, data)
-    if suffix == ".md":
-        return _load_markdown(name, text)
-    if suffix in (".html", ".htm"):
-        return _load_html(name, text)
-    return LoadedDocument(name=name, text=clean_text(text), media_type="text/plain")
+    try:
+        if suffix == ".pdf":
+            return _load_pdf(path, name, data)
+        text = _decode(path, data)
+        if suffix == ".md":
+            return _load_markdown(name, text)
+        if suffix in (".html", ".htm"):
+            return _load_html(name, text)
+        return LoadedDocument(name=name, text=clean_text(text), media_type="text/plain")
+    except IngestError:
+        raise
+    except (AssertionError, ValueError, RecursionError, UnicodeError) as exc:
+        # a parser gave up on malformed content (html.parser asserts on "<![foo]>")
+        raise IngestError(f"{path}: malformed {suffix[1:]} ({type(exc).__name__}: {exc})") from exc
 
 
 def _decode(path: Path, data: bytes) -> str:

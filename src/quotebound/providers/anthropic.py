@@ -56,7 +56,7 @@ class AnthropicProvider(HttpProvider):
     """
 
     name: ClassVar[str] = "anthropic"
-    capabilities: Capabilities = Capabilities(native_citations=True)
+    capabilities: Capabilities = Capabilities(native_citations=True, answers_in="json")
     boundary: ClassVar[Boundary] = _HTTP
     default_base_url: ClassVar[str] = DEFAULT_BASE_URL
     env_prefix: ClassVar[str] = "ANTHROPIC"

@@ -31,6 +31,9 @@ class Capabilities:
     json_schema: bool = False  # constrained decoding against a JSON schema
     native_citations: bool = False  # sources sent as citable documents, citations returned
     streaming: bool = False
+    # The output format it always answers in, whatever the contract asked (the extractive
+    # provider and native-citation mappings write JSON claims); None: the requested one.
+    answers_in: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,7 +53,7 @@ class _Sentence:
 
 class ExtractiveProvider(Provider):
     name: ClassVar[str] = "extractive"
-    capabilities: Capabilities = Capabilities()
+    capabilities: Capabilities = Capabilities(answers_in="json")
 
     def __init__(
         self, model: str = "extractive", max_claims: int = 3, min_coverage: float = 0.5

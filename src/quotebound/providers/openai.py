@@ -74,7 +74,11 @@ class OpenAIProvider(HttpProvider):
         if request.schema is not None and self.capabilities.json_schema:
             body["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": SCHEMA_NAME, "schema": request.schema, "strict": True},
+                "json_schema": {
+                    "name": SCHEMA_NAME,
+                    "schema": strict_subset(request.schema),
+                    "strict": True,
+                },
             }
         return body
 
@@ -83,6 +87,20 @@ class OpenAIProvider(HttpProvider):
         if self._api_key:  # sent in the Authorization header and nowhere else
             headers["authorization"] = f"Bearer {self._api_key}"
         return headers
+
+
+# Keywords OpenAI's strict structured outputs do not accept (a request carrying one is refused);
+# the bounds they set only keep small local models short, and the verifier checks the rest.
+_NOT_STRICT = frozenset({"maxLength", "minLength", "maxItems", "minItems", "pattern", "format"})
+
+
+def strict_subset(schema: Any) -> Any:
+    """The schema without the keywords strict mode refuses, recursively."""
+    if isinstance(schema, dict):
+        return {k: strict_subset(v) for k, v in schema.items() if k not in _NOT_STRICT}
+    if isinstance(schema, list):
+        return [strict_subset(v) for v in schema]
+    return schema
 
 
 def _completion(data: dict[str, Any], model: str, max_tokens: int) -> Completion:

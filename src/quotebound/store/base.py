@@ -26,7 +26,7 @@ from typing import Any, Literal
 from ..corpus import Chunk, LoadedDocument
 from ..sources import Source, SourceKind, WorkingSet
 
-IngestStatus = Literal["added", "unchanged", "new_version"]
+IngestStatus = Literal["added", "unchanged", "updated", "new_version"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,11 +171,16 @@ class Store(ABC):
         corpus: str,
         doc: LoadedDocument,
         chunks: Sequence[Chunk],
-        acl: Sequence[str] = (),
+        acl: Sequence[str] | None = None,
         url: str | None = None,
         supersedes: str | None = None,
     ) -> IngestResult:
-        """Add a document (or a new version of it) with its chunks, in one transaction."""
+        """Add a document (or a new version of it) with its chunks, in one transaction.
+
+        ``acl``, ``url`` and ``supersedes`` left as None keep the current version's values
+        (``acl=[]`` makes a document public). Unchanged text with changed metadata is
+        ``updated`` in place; changed text is a new version.
+        """
 
     @abstractmethod
     def search(

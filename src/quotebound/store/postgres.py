@@ -8,6 +8,7 @@ Ranking is PostgreSQL's ``ts_rank_cd`` over English stems, with the words of the
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -28,7 +29,7 @@ class PostgresStore(SQLStore):
     def __init__(self, url: str) -> None:
         if psycopg is None:  # pragma: no cover
             raise StoreError("PostgreSQL needs psycopg: pip install 'psycopg[binary]'")
-        self.url = url
+        self.url = _redact(url)  # what reports print: never the password
         try:
             self._conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:
@@ -84,10 +85,15 @@ class PostgresStore(SQLStore):
 
 
 def _redact(url: str) -> str:
-    """The URL without its password."""
-    head, sep, tail = url.partition("@")
-    if not sep or ":" not in head.split("//", 1)[-1]:
-        return url
-    scheme, _, creds = head.partition("//")
-    user = creds.split(":", 1)[0]
-    return f"{scheme}//{user}:***@{tail}"
+    """The URL without its password (in the userinfo or a ``password=`` parameter)."""
+    parts = urllib.parse.urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        creds, _, host = netloc.rpartition("@")
+        user = creds.split(":", 1)[0]
+        netloc = f"{user}:***@{host}" if ":" in creds else f"{user}@{host}"
+    query = urllib.parse.urlencode(
+        [(k, "***" if k.lower() == "password" else v)
+         for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)]
+    )  # fmt: skip
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))

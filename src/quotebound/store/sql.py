@@ -102,8 +102,10 @@ def _now() -> str:
 
 
 def _check_names(corpus: str, groups: Sequence[str]) -> None:
-    if not corpus or ":" in corpus or corpus != corpus.strip():
-        raise InputError(f"corpus name {corpus!r} must be non-empty, without ':' or edge spaces")
+    if not corpus or ":" in corpus or "#" in corpus or corpus != corpus.strip():
+        raise InputError(
+            f"corpus name {corpus!r} must be non-empty, without ':', '#' or edge spaces"
+        )
     for group in groups:
         if not group or group != group.strip():
             raise InputError(f"ACL group {group!r} must be non-empty without edge spaces")
@@ -160,25 +162,36 @@ class SQLStore(Store):
         corpus: str,
         doc: LoadedDocument,
         chunks: Sequence[Chunk],
-        acl: Sequence[str] = (),
+        acl: Sequence[str] | None = None,
         url: str | None = None,
         supersedes: str | None = None,
     ) -> IngestResult:
-        _check_names(corpus, acl)
+        _check_names(corpus, acl or ())
         key = document_key(corpus, doc.name)
-        groups = sorted(set(acl))
         with self._tx(lock=key) as cur:
             cur.execute(
                 self._sql(
-                    "SELECT id, version, content_hash, deleted FROM documents "
+                    "SELECT id, version, content_hash, deleted, url, supersedes FROM documents "
                     "WHERE key = ? AND current = 1"
                 ),
                 (key,),
             )
             row = cur.fetchone()
+            # What is not given is kept from the current version: a re-run without --acl
+            # never makes a restricted document public.
+            old_acl = self._acl(cur, row[0]) if row is not None else []
+            groups = sorted(set(acl)) if acl is not None else old_acl
+            url = url if url is not None else (row[4] if row is not None else None)
+            supersedes = supersedes if supersedes is not None else (row[5] if row else None)
             if row is not None and row[2] == doc.hash and not row[3]:
-                self._set_acl(cur, row[0], groups)
-                return IngestResult(key, row[1], "unchanged", len(chunks))
+                changed = self._set_acl(cur, row[0], groups)
+                if (url, supersedes) != (row[4], row[5]):
+                    cur.execute(
+                        self._sql("UPDATE documents SET url = ?, supersedes = ? WHERE id = ?"),
+                        (url, supersedes, row[0]),
+                    )
+                    changed = True
+                return IngestResult(key, row[1], "updated" if changed else "unchanged", len(chunks))
             version = 1 if row is None else row[1] + 1
             if row is not None:
                 cur.execute(self._sql("UPDATE documents SET current = 0 WHERE key = ?"), (key,))
@@ -187,6 +200,10 @@ class SQLStore(Store):
             self._set_acl(cur, doc_id, groups)
             self._insert_chunks(cur, doc_id, chunks)
         return IngestResult(key, version, "added" if version == 1 else "new_version", len(chunks))
+
+    def _acl(self, cur: Cursor, doc_id: int) -> list[str]:
+        cur.execute(self._sql("SELECT grp FROM document_acl WHERE document_id = ?"), (doc_id,))
+        return sorted(r[0] for r in cur.fetchall())
 
     def _insert_document(
         self,
@@ -220,16 +237,17 @@ class SQLStore(Store):
         )
         return int(cur.fetchone()[0])
 
-    def _set_acl(self, cur: Cursor, doc_id: int, groups: list[str]) -> None:
-        cur.execute(self._sql("SELECT grp FROM document_acl WHERE document_id = ?"), (doc_id,))
-        if sorted(r[0] for r in cur.fetchall()) == groups:
-            return
+    def _set_acl(self, cur: Cursor, doc_id: int, groups: list[str]) -> bool:
+        """Set a version's groups; whether they changed."""
+        if self._acl(cur, doc_id) == groups:
+            return False
         cur.execute(self._sql("DELETE FROM document_acl WHERE document_id = ?"), (doc_id,))
         for group in groups:
             cur.execute(
                 self._sql("INSERT INTO document_acl (document_id, grp) VALUES (?, ?)"),
                 (doc_id, group),
             )
+        return True
 
     def _insert_chunks(self, cur: Cursor, doc_id: int, chunks: Sequence[Chunk]) -> None:
         for ordinal, chunk in enumerate(chunks):
