@@ -1,0 +1,204 @@
+"""Answer quality of the whole pipeline on CLAPNQ: validity, repairs, both abstention rates.
+
+For a fixed, seeded sample of CLAPNQ dev questions (answerable and unanswerable, each with
+its one Wikipedia passage), every passage is ingested as its own corpus in a fresh SQLite
+store, and ``quotebound.pipeline.ask`` answers the question from that corpus with each
+provider: the real path (retrieve, pack, contract, model, verify, one repair, abstain), the
+same code ``quotebound ask`` runs. Reported per provider:
+
+- first-pass citation validity: valid citations / citations in the first verdict;
+- final validity: the same over the last verdict;
+- repair rate: answers that needed the repair turn;
+- abstention on unanswerable (higher is better) and false abstention on answerable (lower);
+- gold overlap: answered answerable questions whose kept quotes overlap a sentence the CLAPNQ
+  annotators selected (a rough correctness signal, not a metric of the issue);
+- seconds per answer (mean and p50), and provider errors.
+
+Run from the repository root (CLAPNQ is read in place from ../shared/data/clapnq):
+
+    .venv/bin/python benchmarks/answer_quality.py --per-split 60
+    .venv/bin/python benchmarks/answer_quality.py --providers extractive --per-split 300
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from quotebound.corpus import LoadedDocument
+from quotebound.ingest import chunk_document
+from quotebound.normalize import normalize
+from quotebound.pipeline import Answer, AskOptions, ask
+from quotebound.providers import ExtractiveProvider, Provider
+from quotebound.store import open_store
+
+DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "clapnq"
+SEED = 20261129
+PROVIDERS = ("extractive", "local-0.5b", "local-1.5b")
+
+
+@dataclass
+class Item:
+    id: str
+    question: str
+    title: str
+    passage: str
+    answerable: bool
+    gold: list[str]
+
+
+@dataclass
+class Tally:
+    answers: int = 0
+    seconds: list[float] = field(default_factory=list)
+    first_cits: int = 0
+    first_valid: int = 0
+    final_cits: int = 0
+    final_valid: int = 0
+    repaired: int = 0
+    errors: int = 0
+    abstained_unanswerable: int = 0
+    unanswerable: int = 0
+    abstained_answerable: int = 0
+    answerable: int = 0
+    answered_answerable: int = 0
+    gold_overlap: int = 0
+
+
+def load(per_split: int, seed: int) -> list[Item]:
+    items: list[Item] = []
+    for name, answerable in (("answerable", True), ("unanswerable", False)):
+        rows = [json.loads(line) for line in (DATA / f"clapnq_dev_{name}.jsonl").open()]
+        for row in random.Random(seed).sample(rows, min(per_split, len(rows))):
+            passage = row["passages"][0]
+            gold = [s for out in row["output"] for s in out.get("selected_sentences", [])]
+            items.append(Item(row["id"], row["input"], passage["title"], passage["text"],
+                              answerable, gold))  # fmt: skip
+    return items
+
+
+def make(name: str) -> Provider:
+    if name == "extractive":
+        return ExtractiveProvider()
+    from quotebound.providers.local import LocalProvider
+
+    size = name.removeprefix("local-")
+    return LocalProvider(f"qwen2.5-coder-{size}-instruct-q4_k_m")
+
+
+def score(tally: Tally, item: Item, answer: Answer, seconds: float) -> None:
+    tally.answers += 1
+    tally.seconds.append(seconds)
+    if answer.verdicts:
+        first, last = (
+            answer.verdicts[0].to_dict()["counts"],
+            answer.verdicts[-1].to_dict()["counts"],
+        )
+        tally.first_cits += first["citations"]
+        tally.first_valid += first["valid_citations"]
+        tally.final_cits += last["citations"]
+        tally.final_valid += last["valid_citations"]
+    tally.repaired += answer.repaired
+    tally.errors += answer.status == "provider_error"
+    abstained = answer.status == "abstained"
+    if item.answerable:
+        tally.answerable += 1
+        tally.abstained_answerable += abstained
+        if answer.claims:
+            tally.answered_answerable += 1
+            quotes = [normalize(q.text) for card in answer.cards for q in card.quotes]
+            golds = [normalize(g) for g in item.gold]
+            tally.gold_overlap += any(q in g or g in q for q in quotes for g in golds)
+    else:
+        tally.unanswerable += 1
+        tally.abstained_unanswerable += abstained
+
+
+def run(name: str, items: list[Item], store_url: str, progress: bool) -> Tally:
+    provider = make(name)
+    tally = Tally()
+    try:
+        with open_store(store_url) as store:
+            for n, item in enumerate(items, 1):
+                started = time.perf_counter()
+                answer = ask(item.question, store, provider,
+                             AskOptions(corpora=[f"q{item.id}"], max_tokens=700))  # fmt: skip
+                score(tally, item, answer, time.perf_counter() - started)
+                if progress:
+                    print(f"\r{name}: {n}/{len(items)}", end="", file=sys.stderr, flush=True)
+    finally:
+        provider.close()
+        if progress:
+            print(file=sys.stderr)
+    return tally
+
+
+def ingest(items: list[Item], store_url: str) -> None:
+    with open_store(store_url) as store:
+        for item in items:
+            doc = LoadedDocument(f"{item.id}.txt", item.passage, "text/plain", title=item.title)
+            store.ingest(f"q{item.id}", doc, chunk_document(doc, max_chars=600, min_chars=150))
+
+
+def pct(num: int, den: int) -> str:
+    return f"{100 * num / den:5.1f}%" if den else "   - "
+
+
+def report(results: dict[str, Tally], items: list[Item]) -> None:
+    answerable = sum(i.answerable for i in items)
+    print(f"quotebound answer quality on CLAPNQ dev: {answerable} answerable + "
+          f"{len(items) - answerable} unanswerable questions (seed {SEED})")  # fmt: skip
+    rows: list[tuple[str, ...]] = [(
+        "provider", "1st-pass valid", "final valid", "repair rate", "abstain|unans",
+        "false abstain", "gold overlap", "s/answer", "p50 s", "errors",
+    )]  # fmt: skip
+    for name, t in results.items():
+        rows.append((
+            name, pct(t.first_valid, t.first_cits), pct(t.final_valid, t.final_cits),
+            pct(t.repaired, t.answers), pct(t.abstained_unanswerable, t.unanswerable),
+            pct(t.abstained_answerable, t.answerable),
+            pct(t.gold_overlap, t.answered_answerable),
+            f"{statistics.mean(t.seconds):.2f}", f"{statistics.median(t.seconds):.2f}",
+            str(t.errors),
+        ))  # fmt: skip
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for n, row in enumerate(rows):
+        print("  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in
+                        enumerate(zip(row, widths, strict=True))))  # fmt: skip
+        if n == 0:
+            print("-" * (sum(widths) + 2 * (len(widths) - 1)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--per-split", type=int, default=60)
+    parser.add_argument("--providers", nargs="+", default=list(PROVIDERS), choices=PROVIDERS)
+    parser.add_argument("--json", type=Path, help="also write the tallies as JSON here")
+    args = parser.parse_args(argv)
+    if not DATA.exists():
+        print(f"CLAPNQ not found at {DATA}", file=sys.stderr)
+        return 2
+    items = load(args.per_split, SEED)
+    results: dict[str, Tally] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{tmp}/clapnq.db"
+        ingest(items, url)
+        for name in args.providers:
+            results[name] = run(name, items, url, sys.stderr.isatty())
+    report(results, items)
+    if args.json:
+        payload: dict[str, Any] = {k: vars(v) for k, v in results.items()}
+        args.json.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
