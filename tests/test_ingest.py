@@ -598,3 +598,19 @@ def test_chunks_break_at_page_starts_where_a_sentence_ends() -> None:
     chunks = chunk_document(doc, max_chars=1200, min_chars=10)
     assert [c.pages for c in chunks] == [(1,), (2,)]
     assert chunks[1].text == second
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("Contractor FAQ\n\nContractors are not eligible.", "Contractor FAQ"),
+        ("Contractors are not eligible.\n\nMore.", None),  # a sentence, not a title
+        ("Only one line", None),
+    ],
+)
+def test_plain_text_title_is_its_first_line_when_it_reads_as_one(
+    tmp_path: Path, text: str, title: str | None
+) -> None:
+    path = tmp_path / "f.txt"
+    path.write_text(text, encoding="utf-8")
+    assert load_file(path, "f.txt").title == title

@@ -179,12 +179,23 @@ def load_file(path: Path, name: str) -> LoadedDocument:
             return _load_markdown(name, text)
         if suffix in (".html", ".htm"):
             return _load_html(name, text)
-        return LoadedDocument(name=name, text=clean_text(text), media_type="text/plain")
+        clean = clean_text(text)
+        return LoadedDocument(
+            name=name, text=clean, media_type="text/plain", title=_txt_title(clean)
+        )
     except IngestError:
         raise
     except (AssertionError, ValueError, RecursionError, UnicodeError) as exc:
         # a parser gave up on malformed content (html.parser asserts on "<![foo]>")
         raise IngestError(f"{path}: malformed {suffix[1:]} ({type(exc).__name__}: {exc})") from exc
+
+
+def _txt_title(text: str) -> str | None:
+    """A plain-text file's first line, when it reads as a title (short, not a sentence)."""
+    first = text.split("\n", 1)[0].strip()
+    if first and len(first) <= 80 and first[-1] not in ".!?:;," and "\n" in text:
+        return first
+    return None
 
 
 def _decode(path: Path, data: bytes) -> str:
