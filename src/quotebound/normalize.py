@@ -121,7 +121,13 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 def scrub(text: str) -> str:
     """``text`` with lone surrogates (undecodable bytes smuggled through by the OS or a JSON
     escape) replaced by U+FFFD, so it can be hashed, stored and printed as UTF-8."""
-    return _LONE_SURROGATE.sub("\ufffd", text) if not text.isascii() else text
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")  # C speed: the common case, nothing to replace
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub("\ufffd", text)
+    return text
 
 
 def normalize(text: str) -> str:

@@ -127,8 +127,9 @@ def _decode_json(text: str) -> Any:
     fenced = _FENCE.search(text)
     if fenced is not None:
         text = fenced.group(1).strip()
+    hook = _scrub_strings if _ESCAPED_SURROGATE.search(text) else None
     try:
-        return json.loads(text, object_hook=_scrub_strings)
+        return json.loads(text, object_hook=hook)
     except RecursionError:
         raise ValueError("output is not valid JSON: nested too deeply") from None
     except json.JSONDecodeError as exc:
@@ -136,13 +137,16 @@ def _decode_json(text: str) -> Any:
         if first < 0:
             raise ValueError(f"output is not JSON ({exc.msg})") from None
         try:
-            value, _ = json.JSONDecoder(object_hook=_scrub_strings).raw_decode(text, first)
+            value, _ = json.JSONDecoder(object_hook=hook).raw_decode(text, first)
         except RecursionError:
             raise ValueError("output is not valid JSON: nested too deeply") from None
         except json.JSONDecodeError as inner:
             where = f"line {inner.lineno} column {inner.colno}"
             raise ValueError(f"output is not valid JSON: {inner.msg} at {where}") from None
         return value
+
+
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def _scrub_strings(obj: dict[str, Any]) -> dict[str, Any]:
