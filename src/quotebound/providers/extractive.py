@@ -6,7 +6,9 @@ offline: useful when no model is available, and as a floor for model answers.
 
 Scoring: each sentence of 4-40 words scores the summed IDF (over the working set's
 sentences) of the question's content words it contains. It abstains when no sentence covers
-at least ``min_coverage`` of the question's total IDF weight.
+at least ``min_coverage`` (0.35) of the question's total IDF weight: chosen on CLAPNQ dev
+(0.5 abstained on 69% of answerable questions, 0.35 on 44%, while still abstaining on 84% of
+unanswerable ones).
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ class ExtractiveProvider(Provider):
     capabilities: Capabilities = Capabilities(answers_in="json")
 
     def __init__(
-        self, model: str = "extractive", max_claims: int = 3, min_coverage: float = 0.5
+        self, model: str = "extractive", max_claims: int = 3, min_coverage: float = 0.35
     ) -> None:
         super().__init__(model)
         self.max_claims = max_claims
