@@ -189,21 +189,11 @@ def ingest_cmd(
     Unchanged files are a no-op; a changed file becomes a new version (the old one is kept).
     A file that cannot be read is reported and skipped; the rest go in.
     """
-    for path in paths:
-        if not path.exists():
-            raise InputError(f"no such file or folder: {path}")
-    files = list(iter_files(list(paths)))
-    if not files:
-        raise InputError("no .txt, .md, .html or .pdf files found in the given paths")
+    files = _files_to_ingest(paths)
     if supersedes is not None and len(files) != 1:
         raise InputError("--supersedes names what one document replaces: give a single file")
     if public and groups:
         raise InputError("--public and --acl contradict each other: give one")
-    names = [name for _, name in files]
-    if len(set(names)) != len(names):
-        twice = sorted({n for n in names if names.count(n) > 1})
-        raise InputError(f"two files would both be named {twice[0]!r} in the corpus: "
-                         "ingest their folder instead, so their paths tell them apart")  # fmt: skip
     acl = [] if public else (list(groups) if groups else None)
     options = _IngestOptions(corpus, acl, url_prefix, supersedes, max_chars)
     done: list[dict[str, Any]] = []
@@ -223,6 +213,22 @@ def ingest_cmd(
     lines.append(f"{len(done)} ingested, {len(skipped)} skipped, into {store.url}")
     _emit(as_json, payload, "\n".join(lines))
     return EXIT_PROBLEMS if skipped else EXIT_OK
+
+
+def _files_to_ingest(paths: tuple[Path, ...]) -> list[tuple[Path, str]]:
+    """The supported files under ``paths`` with their names, each name once."""
+    for path in paths:
+        if not path.exists():
+            raise InputError(f"no such file or folder: {path}")
+    files = list(iter_files(list(paths)))
+    if not files:
+        raise InputError("no .txt, .md, .html or .pdf files found in the given paths")
+    names = [name for _, name in files]
+    if len(set(names)) != len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise InputError(f"two files would both be named {twice[0]!r} in the corpus: "
+                         "ingest their folder instead, so their paths tell them apart")  # fmt: skip
+    return files
 
 
 @dataclasses.dataclass(frozen=True)

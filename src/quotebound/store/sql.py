@@ -41,6 +41,18 @@ HIT_COLUMNS = (
 
 
 _MIGRATIONS_LOCK = "quotebound:migrations"
+_TRACE_COLUMNS = (
+    "id, created_at, question, model, corpus, status, owner, prompt_hash, timings, counts, "
+    "retrieved"
+)
+_SOURCE_COLUMNS = (
+    "trace_id, position, sid, text_hash, key, title, url, updated, kind, page, start_offset, "
+    "end_offset, version"
+)
+
+
+def _marks(n: int) -> str:
+    return ", ".join("?" * n)
 
 
 # Question words and function words: they match everything and rank nothing.
@@ -348,71 +360,42 @@ class SQLStore(Store):
 
     def write_trace(self, trace: TraceRecord) -> str:
         with self._tx() as cur:
-            prompt_hash = None
-            if trace.prompt is not None:
-                prompt_hash = sha256_text(trace.prompt)
-                self._put_blob(cur, prompt_hash, trace.prompt)
+            prompt_hash = None if trace.prompt is None else self._text(cur, trace.prompt)
+            row = (
+                trace.id, trace.created_at, trace.question, trace.model, trace.corpus,
+                trace.status, trace.owner, prompt_hash, json.dumps(trace.timings),
+                json.dumps(trace.counts), json.dumps(list(trace.retrieved)),
+            )  # fmt: skip
             cur.execute(
-                self._sql(
-                    "INSERT INTO traces (id, created_at, question, model, corpus, status, owner, "
-                    "prompt_hash, timings, counts, retrieved) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                ),
-                (
-                    trace.id,
-                    trace.created_at,
-                    trace.question,
-                    trace.model,
-                    trace.corpus,
-                    trace.status,
-                    trace.owner,
-                    prompt_hash,
-                    json.dumps(trace.timings),
-                    json.dumps(trace.counts),
-                    json.dumps(list(trace.retrieved)),
-                ),
+                self._sql(f"INSERT INTO traces ({_TRACE_COLUMNS}) VALUES ({_marks(11)})"), row
             )
             for position, src in enumerate(trace.sources):
-                digest = sha256_text(src.text)
-                self._put_blob(cur, digest, src.text)
+                source_row = (
+                    trace.id, position, src.id, self._text(cur, src.text), src.key, src.title,
+                    src.url, src.updated, src.kind, src.page, src.start, src.end, src.version,
+                )  # fmt: skip
                 cur.execute(
                     self._sql(
-                        "INSERT INTO trace_sources (trace_id, position, sid, text_hash, key, "
-                        "title, url, updated, kind, page, start_offset, end_offset, version) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                        f"INSERT INTO trace_sources ({_SOURCE_COLUMNS}) VALUES ({_marks(13)})"
                     ),
-                    (
-                        trace.id,
-                        position,
-                        src.id,
-                        digest,
-                        src.key,
-                        src.title,
-                        src.url,
-                        src.updated,
-                        src.kind,
-                        src.page,
-                        src.start,
-                        src.end,
-                        src.version,
-                    ),
+                    source_row,
                 )
             for attempt, item in enumerate(trace.attempts):
-                digest = sha256_text(item.output)
-                self._put_blob(cur, digest, item.output)
+                verdict = None if item.verdict is None else json.dumps(item.verdict)
                 cur.execute(
                     self._sql(
                         "INSERT INTO trace_attempts (trace_id, attempt, output_hash, verdict) "
                         "VALUES (?, ?, ?, ?)"
                     ),
-                    (
-                        trace.id,
-                        attempt,
-                        digest,
-                        None if item.verdict is None else json.dumps(item.verdict),
-                    ),
+                    (trace.id, attempt, self._text(cur, item.output), verdict),
                 )
         return trace.id
+
+    def _text(self, cur: Cursor, text: str) -> str:
+        """Store a text content-addressed; its hash."""
+        digest = sha256_text(text)
+        self._put_blob(cur, digest, text)
+        return digest
 
     def get_trace(self, trace_id: str, owner: str | None = None) -> TraceRecord:
         with self._read() as cur:
