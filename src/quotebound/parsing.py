@@ -88,11 +88,6 @@ _EVIDENCE_OPEN = re.compile(r"<evidence\b[^>]*>", re.IGNORECASE)
 _CITES_LINE = re.compile(r"""(?im)^[ \t]*["']?cites["']?[ \t]*[:=][ \t]*\[(.*?)\][ \t]*,?[ \t]*$""")
 
 
-def detect_format(raw: str) -> Format:
-    """The format ``auto`` picks for this output (see the module docstring)."""
-    return _detect(raw)[0]
-
-
 _NOT_DECODED: Any = object()
 _CONTRACT_KEYS = frozenset({"claims", "answerable", "cites"})
 

@@ -89,11 +89,6 @@ def scan(text: str) -> tuple[list[str], list[tuple[str, str]]]:
     return list(dict.fromkeys(idents)), list(dict.fromkeys(nums))
 
 
-def identifiers(text: str) -> list[str]:
-    """Identifier tokens in normalised text, in order of appearance, without repeats."""
-    return scan(text)[0]
-
-
 def numbers(text: str) -> frozenset[str]:
     """Canonical number values in normalised text, identifiers excluded."""
     return frozenset(value for _, value in scan(text)[1])

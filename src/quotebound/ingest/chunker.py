@@ -125,8 +125,11 @@ def _regions(doc: LoadedDocument, min_chars: int) -> list[tuple[int, int]]:
 
 
 def _ends_sentence(text: str, at: int) -> bool:
-    before = text[:at].rstrip()
-    return text[at - 1] == "\n" and before[-1:] in (".", "!", "?", ":", ";")
+    """Whether a line break before ``at`` is also a sentence boundary, by the same rule the
+    chunker splits sentences with."""
+    gap_start = len(text[:at].rstrip())
+    gap_end = len(text) - len(text[at:].lstrip())
+    return text[at - 1] == "\n" and _is_sentence_end(text, gap_start, gap_end, len(text))
 
 
 def _breaks(text: str, start: int, end: int) -> Iterator[tuple[int, int, bool]]:
