@@ -130,3 +130,19 @@ def test_trace_marks_the_quotes_of_the_answer_that_was_served(
                      capsys)  # fmt: skip
     assert rc == 0 and ">>>within 5 working days of<<<" in out
     assert ">>>Managers approve leave requests<<<" not in out
+
+
+def test_quote_word_count_is_one_rule_for_verifier_schema_and_extractive(tmp_path: Path) -> None:
+    from quotebound.contract import answer_schema
+    from quotebound.verify import quote_words
+
+    assert quote_words("Leave – 16 weeks here.") == 4 and quote_words("Leave – 16 weeks") == 3
+    text = "Leave – 16 weeks. Parental leave lasts sixteen weeks in total."
+    ws = WorkingSet([Source("S1", text)])
+    quotes = answer_schema(ws)["properties"]["claims"]["items"]["properties"]["citations"]["items"][
+        "anyOf"][0]["properties"]["quote"]["enum"]  # fmt: skip
+    # "Leave – 16 weeks." counts 3 words for the verifier, so the schema must not offer it
+    assert quotes == ["Parental leave lasts sixteen weeks in total."]
+    with open_store(_store(tmp_path, text)) as store:
+        answer = ask("leave weeks", store, ExtractiveProvider())
+    assert answer.status in ("grounded", "abstained")  # never a quote the verifier refuses

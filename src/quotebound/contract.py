@@ -19,6 +19,7 @@ from .ingest.chunker import sentence_spans
 from .parsing import DEFAULT_SENTINELS
 from .providers.base import Capabilities, Message, Request
 from .sources import WorkingSet
+from .verify import Policy, quote_words
 
 SENTINEL = DEFAULT_SENTINELS[0]  # "Not covered by the provided documents."
 EVIDENCE_SENTINEL = DEFAULT_SENTINELS[1]  # "INSUFFICIENT_CONTEXT"
@@ -185,8 +186,11 @@ def answer_schema(ws: WorkingSet) -> dict[str, Any]:
 
 
 def _citation_schema(sid: str, text: str) -> dict[str, Any]:
+    policy = Policy()
     sentences = [
-        text[a:b] for a, b in sentence_spans(text) if 4 <= len(text[a:b].split()) <= MAX_QUOTE_WORDS
+        text[a:b]
+        for a, b in sentence_spans(text)
+        if policy.min_quote_words <= quote_words(text[a:b]) <= policy.max_quote_words
     ]
     quote: dict[str, Any] = (
         {"enum": list(dict.fromkeys(sentences))} if sentences else {"type": "string"}

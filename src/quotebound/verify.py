@@ -297,14 +297,31 @@ def _check_citation(ws: WorkingSet, n: int, cit: ParsedCitation, policy: Policy)
     return out
 
 
+def _trimmed(normalized: str) -> str:
+    """A normalised quote without surrounding quotation marks, ellipses and edge punctuation."""
+    edged = normalized and (normalized[0] in _EDGE or normalized[-1] in _EDGE)
+    return _TRIM.sub("", normalized) if edged else normalized
+
+
+def _count_words(trimmed: str) -> int:
+    words = trimmed.count(" ") + 1 if trimmed else 0
+    if _PUNCT_TOKEN.search(trimmed):  # tokens without a letter or digit are not words
+        words = len(_WORD.findall(trimmed))
+    return words
+
+
+def quote_words(quote: str) -> int:
+    """The words of a quote as the length checks count them (``min/max_quote_words``): the one
+    count that contract schemas and the extractive provider must agree with."""
+    return _count_words(_trimmed(normalize(quote)))
+
+
 def _check_quote(
     ws: WorkingSet, n: int, out: _Checked, sid: str, quote: str, policy: Policy
 ) -> None:
     full = normalize(quote)
-    trimmed = _TRIM.sub("", full) if full and (full[0] in _EDGE or full[-1] in _EDGE) else full
-    words = trimmed.count(" ") + 1 if trimmed else 0
-    if _PUNCT_TOKEN.search(trimmed):  # tokens without a letter or digit are not words
-        words = len(_WORD.findall(trimmed))
+    trimmed = _trimmed(full)
+    words = _count_words(trimmed)
     if words < policy.min_quote_words:
         out.fail(
             "quote_too_short",

@@ -21,17 +21,17 @@ from typing import ClassVar
 
 from ..ingest.chunker import sentence_spans
 from ..sources import WorkingSet
-from ..verify import Policy
+from ..verify import Policy, quote_words
+from ..words import STOPWORDS
 from .base import Capabilities, Completion, Provider, Request
 
 _WORD = re.compile(r"[^\W_]+")
-_MIN_WORDS, _MAX_WORDS = Policy().min_quote_words, Policy().max_quote_words
-_STOP = frozenset(
-    "a an and are as at be but by can could do does did for from had has have how i if in is "
-    "it its me my many much of on or our should so than that the their them there these they "
-    "this to was we were what when where which who whom why will with would you your about "
-    "into any all also not no yes tell get gets take takes long often need needs give know "
-    "please".split()
+_POLICY = Policy()
+# Besides function words, the verbs and adverbs questions are phrased with ("how long does it
+# take") name no content a sentence has to cover.
+_STOP = STOPWORDS | frozenset(
+    "about into any all also not no yes tell get gets take takes long often need needs give "
+    "know please".split()
 )
 
 
@@ -109,6 +109,7 @@ def _sentences(ws: WorkingSet) -> list[_Sentence]:
     for src in ws:
         for start, end in sentence_spans(src.text):
             text = src.text[start:end]
-            if _MIN_WORDS <= len(text.split()) <= _MAX_WORDS and not text.lstrip().startswith("#"):
+            fits = _POLICY.min_quote_words <= quote_words(text) <= _POLICY.max_quote_words
+            if fits and not text.lstrip().startswith("#"):
                 out.append(_Sentence(src.id, text, frozenset(_terms(text)), len(out)))
     return out

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..corpus import Chunk, LoadedDocument, sha256_text
 from ..errors import InputError, NotFoundError
+from ..words import STOPWORDS
 from .base import (
     DocumentInfo,
     Hit,
@@ -55,19 +56,11 @@ def _marks(n: int) -> str:
     return ", ".join("?" * n)
 
 
-# Question words and function words: they match everything and rank nothing.
-_STOPWORDS = frozenset(
-    "a an and are as at be but by can could do does did for from had has have how i if in is "
-    "it its me my many much of on or our should so than that the their them there these they "
-    "this to was we were what when where which who whom why will with would you your".split()
-)
-
-
 def words(query: str) -> list[str]:
     """The query's distinct words, lower-cased, without stopwords (unless that leaves none):
     all a full-text query is built from."""
     found = [w.lower() for w in _WORD.findall(query) if any(c.isalnum() for c in w)]
-    content = [w for w in found if w not in _STOPWORDS]
+    content = [w for w in found if w not in STOPWORDS]
     return list(dict.fromkeys(content or found))
 
 
