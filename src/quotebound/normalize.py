@@ -149,16 +149,97 @@ def normalize_regular(text: str) -> str | None:
     if text.isascii():
         return " ".join(text.lower().split())
     swaps: dict[str, str] = {}
-    for m in _NON_ASCII.finditer(text):
-        ch = m.group()
+    for ch in dict.fromkeys(_NON_ASCII.findall(text)):
         folded = _REGULAR.get(ch)
         if folded is None:
             folded = _learn(ch)
         if not folded:
             return None
-        if folded != ch:
+        # a character that folds to a space is whitespace (see ``_learn``), and so are the
+        # ASCII control spaces: split() below takes them all, no replacing needed
+        if folded != ch and folded != " ":
             swaps[ch.lower()] = folded
-    return " ".join(_fold_bulk(text.lower(), swaps).split())
+    low = text.lower()
+    for old, new in swaps.items():
+        if old != new:
+            low = low.replace(old, new)
+    return " ".join(low.split())
+
+
+# Non-ASCII characters found inert (see ``inert_text``): the suspect pattern skips them in C.
+# Bounded, like ``_REGULAR``; a character beyond the bound is still judged, one at a time.
+_INERT: set[str] = set()
+_INERT_MAX = 512
+_SUSPECT: list[re.Pattern[str]] = [re.compile(r"[^\x00-\x25\x27-\x7f]")]
+_INERT_REFS: dict[str, bool] = {}
+
+
+def _inert_char(ch: str) -> bool:
+    """A non-ASCII character whose fold is one character, context-free, not an ASCII letter
+    or digit: it can neither make nor join nor remove letters and digits."""
+    folded = _REGULAR.get(ch)
+    if folded is None:
+        folded = _learn(ch)
+    return bool(folded) and not (folded.isascii() and folded.isalnum())
+
+
+def _inert_reference(ref: str, follows_letter: bool) -> bool:
+    """Whether a character reference decodes to inert characters only (never to a letter or
+    digit, never to nothing), with no '&' that a following reference could continue."""
+    key = ref + ("a" if follows_letter else " ")
+    known = _INERT_REFS.get(key)
+    if known is not None:
+        return known
+    value = html.unescape(ref)
+    ok = value == ref or (
+        all(
+            (c.isascii() and not c.isalnum() and c != "&") or (not c.isascii() and _inert_char(c))
+            for c in value.replace("&", "")
+        )
+        and ("&" not in value or (ref.endswith(";") and not follows_letter))
+    )
+    if len(_INERT_REFS) < 4096:
+        _INERT_REFS[key] = ok
+    return ok
+
+
+def inert_text(text: str) -> bool:
+    """Whether every ASCII letter and digit of ``normalize(text)`` is the same character of
+    ``text`` lower-cased, with letters and digits that follow each other in the normalised text
+    following each other in ``text`` too (nothing removed between them).
+
+    True when every non-ASCII character is regular and does not fold to an ASCII letter or
+    digit (curly quotes, dashes, no-break spaces, accented letters...) and every character
+    reference decodes to such characters or ASCII punctuation. A cheap exact prefilter: an
+    ASCII run of a needle that ``text.lower()`` lacks is then not in the normalised text.
+    """
+    if text.isascii() and "&" not in text:
+        return True
+    pos = 0
+    while True:
+        m = _SUSPECT[0].search(text, pos)
+        if m is None:
+            return True
+        ch = m.group()
+        if ch == "&":
+            ref = _REFERENCE.match(text, m.start())
+            if ref is None:
+                pos = m.end()
+                continue
+            after = text[ref.end() : ref.end() + 1]
+            if not _inert_reference(
+                ref.group(), after == "#" or (after.isascii() and after.isalpha())
+            ):
+                return False
+            pos = ref.end()
+            continue
+        if not _inert_char(ch):
+            return False
+        if len(_INERT) < _INERT_MAX:
+            _INERT.add(ch)
+            skip = "".join(sorted(_INERT))
+            _SUSPECT[0] = re.compile("[^\\x00-\\x25\\x27-\\x7f" + re.escape(skip) + "]")
+        pos = m.end()
 
 
 class NormalizedText:
@@ -486,4 +567,15 @@ def find_words(hay: str, needle: str) -> Iterator[int]:
 
 def contains_words(hay: str, needle: str) -> bool:
     """Whether ``needle`` occurs in ``hay`` on word boundaries (both already normalised)."""
-    return next(find_words(hay, needle), None) is not None
+    i = hay.find(needle) if needle else -1
+    if i < 0:
+        return False
+    check_left, check_right = needle[0].isalnum(), needle[-1].isalnum()
+    size = len(needle)
+    while i >= 0:
+        if not (check_left and _cuts_left(hay, i)) and not (
+            check_right and _cuts_right(hay, i + size)
+        ):
+            return True
+        i = hay.find(needle, i + 1)
+    return False

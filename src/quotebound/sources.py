@@ -21,13 +21,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .errors import SourceError
-from .normalize import NormalizedText, normalize, normalize_regular
+from .normalize import NormalizedText, inert_text, normalize, normalize_regular
 from .support import Evidence
 
 SourceKind = Literal["document", "tool", "user"]
 SOURCE_KINDS: tuple[SourceKind, ...] = ("document", "tool", "user")
 _FIELDS = ("id", "text", "key", "title", "url", "updated", "kind", "page")
 _ASCII_WORD = re.compile(r"[a-z0-9]{2,}")
+_ASCII_DIGITS = re.compile(r"[0-9]+")
+_ASCII_ALNUM = re.compile(r"[a-z0-9]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +117,7 @@ class WorkingSet:
     _id_tokens: frozenset[str] | None = field(init=False, repr=False)
     _index: dict[str, set[int]] | None = field(init=False, repr=False)
     _light: dict[str, str | None] = field(init=False, repr=False)
+    _inert: dict[str, bool] = field(init=False, repr=False)
 
     def __init__(self, sources: Iterable[Source]) -> None:
         items = tuple(sources)
@@ -134,6 +137,7 @@ class WorkingSet:
         self._id_tokens = None
         self._index = None
         self._light = {}
+        self._inert = {}
 
     @classmethod
     def from_dicts(cls, items: Iterable[Mapping[str, Any]]) -> WorkingSet:
@@ -184,7 +188,12 @@ class WorkingSet:
     def id_tokens(self) -> frozenset[str]:
         """The ids, normalised: a claim naming a source ("as S2 says") names no identifier."""
         if self._id_tokens is None:
-            self._id_tokens = frozenset(normalize(s.id) for s in self.sources)
+            self._id_tokens = frozenset(
+                # an ASCII id without '&' normalises by lower case and spacing alone
+                " ".join(sid.lower().split()) if sid.isascii() and "&" not in sid
+                else normalize(sid)
+                for sid in self._by_id
+            )  # fmt: skip
         return self._id_tokens
 
     def prepare(self) -> WorkingSet:
@@ -213,11 +222,15 @@ class WorkingSet:
             positions: list[int] = sorted(set.intersection(*postings))
         else:
             positions = list(range(len(self.sources)))
+        digits = _ASCII_DIGITS.findall(needles[-1])
+        words = _ASCII_ALNUM.findall(needles[-1])
         for position in positions:
             src = self.sources[position]
             if src.id == exclude:
                 continue
             if src.id not in self._normalized:
+                if words and not self._may_hold(src, digits, words):
+                    continue
                 if src.id not in self._light:
                     self._light[src.id] = normalize_regular(src.text)
                 light = self._light[src.id]
@@ -226,6 +239,27 @@ class WorkingSet:
             if any(self.normalized(src.id).locate(n) is not None for n in needles):
                 return src.id
         return None
+
+    def _may_hold(self, src: Source, digits: list[str], words: list[str]) -> bool:
+        """False only when ``src`` surely cannot hold a text with these ASCII runs.
+
+        ``words`` are the runs of ASCII letters and digits of a normalised needle, ``digits``
+        its runs of ASCII digits. In an *inert* text (``inert_text``) every ASCII letter or
+        digit of the normalised text is the same ASCII character of the original, lower-cased,
+        in the same order with nothing removed between: so each digit run must be in the
+        original as it is, and each run in the original lower-cased. Anything else may hold it.
+        """
+        inert = self._inert.get(src.id)
+        if inert is None:
+            inert = self._inert[src.id] = inert_text(src.text)
+        if not inert:
+            return True
+        text = src.text
+        for run in digits:
+            if run not in text:
+                return False
+        low = text.lower()
+        return all(run in low for run in words)
 
     def to_list(self) -> list[dict[str, Any]]:
         return [s.to_dict() for s in self.sources]

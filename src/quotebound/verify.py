@@ -65,6 +65,7 @@ _SUPPORT_REASON = {
 _EDGE = frozenset(" \"'.,;:!?")
 _PUNCT_TOKEN = re.compile(r"(?:^| )[^\w ]+(?= |$)")
 _WORD = re.compile(r"[^\W_]+(?:\S*[^\W_])?")  # a token with a letter or digit
+_NO_WORD_TOKEN = re.compile(r"(?:^| )(?:[^\w ]|_)+(?= |$)")  # one with neither
 _TRIM = re.compile(r"""^[\s"'.,;:!?]+|[\s"'.,;:!?]+$""")
 
 
@@ -304,9 +305,13 @@ def _trimmed(normalized: str) -> str:
 
 
 def _count_words(trimmed: str) -> int:
-    words = trimmed.count(" ") + 1 if trimmed else 0
+    if not trimmed:
+        return 0
+    words = trimmed.count(" ") + 1
     if _PUNCT_TOKEN.search(trimmed):  # tokens without a letter or digit are not words
-        words = len(_WORD.findall(trimmed))
+        if "  " in trimmed:  # not normalised text: count the words themselves
+            return len(_WORD.findall(trimmed))
+        words -= len(_NO_WORD_TOKEN.findall(trimmed))
     return words
 
 
