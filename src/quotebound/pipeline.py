@@ -14,7 +14,7 @@ Invariants:
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +22,7 @@ from .contract import build_request, repair_request
 from .normalize import scrub
 from .packing import DEFAULT_BUDGET_CHARS, Pack, chunk_key, pack
 from .providers.base import Completion, Provider, ProviderError, Request
-from .resolve import Card, build_cards, document_of
+from .resolve import Card, ClaimCite, build_cards, document_of
 from .store import Store, TraceAttempt, TraceRecord
 from .verify import Policy, Verdict, verify
 
@@ -32,7 +32,8 @@ _REPAIRABLE = frozenset({"partial", "ungrounded", "unparseable"})
 @dataclass(frozen=True, slots=True)
 class AnswerClaim:
     text: str
-    cards: tuple[int, ...]
+    cards: tuple[int, ...]  # card numbers, in order of citation
+    cites: tuple[ClaimCite, ...] = ()  # each valid citation: card, source id, span
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +64,10 @@ class Answer:
         return {
             "question": self.question,
             "status": self.status,
-            "claims": [{"text": c.text, "cards": list(c.cards)} for c in self.claims],
+            "claims": [
+                {"text": c.text, "cards": list(c.cards), "cites": [x.to_dict() for x in c.cites]}
+                for c in self.claims
+            ],
             "cards": [c.to_dict() for c in self.cards],
             "abstention": None if a is None else {
                 "question": a.question, "searched": list(a.searched), "missing": a.missing,
@@ -102,11 +106,27 @@ class _Clock:
         return now
 
 
+Progress = Callable[[str, dict[str, Any]], None]
+
+
+def _silent(stage: str, data: dict[str, Any]) -> None:
+    return None
+
+
 def ask(
-    question: str, store: Store, provider: Provider, options: AskOptions | None = None
+    question: str,
+    store: Store,
+    provider: Provider,
+    options: AskOptions | None = None,
+    progress: Progress | None = None,
 ) -> Answer:
-    """Answer ``question`` from the store's documents, every claim verified, and trace it."""
+    """Answer ``question`` from the store's documents, every claim verified, and trace it.
+
+    ``progress(stage, data)`` is told each stage as it happens (``retrieved``, ``generating``,
+    ``verified``, ``repairing``); it never sees a claim, so nothing unverified can be shown.
+    """
     opts = options or AskOptions()
+    tell = progress or _silent
     question = scrub(question)
     clock = _Clock()
     at = clock.started
@@ -114,6 +134,10 @@ def ask(
     budget = min(opts.budget_chars, provider.context_chars or opts.budget_chars)
     packed = pack(hits, budget_chars=budget)
     at = clock.lap("retrieve_ms", at)
+    tell("retrieved", {
+        "retrieved": len(hits), "packed": len(packed.working_set),
+        "documents": list(dict.fromkeys(s.title or document_of(s) for s in packed.working_set)),
+    })  # fmt: skip
     request = build_request(
         question, packed.working_set, opts.format, provider.capabilities, opts.max_tokens
     )
@@ -122,14 +146,15 @@ def ask(
     error: str | None = None
     sent = request  # the last request: the whole conversation, repair turn included
     if len(packed.working_set):
-        error = _attempt(provider, request, opts, attempts, verdicts, clock)
+        error = _attempt(provider, request, opts, attempts, verdicts, clock, tell)
         if error is None and verdicts[0].status in _REPAIRABLE:
             native = provider.capabilities.native_citations
             shown = attempts[0].output
             if native:  # its citations were blocks: show it its own words, not our JSON
                 shown = " ".join(c.text for c in verdicts[0].claims) or shown
             sent = repair_request(request, shown, verdicts[0].failures, native=native)
-            error = _attempt(provider, sent, opts, attempts, verdicts, clock)
+            tell("repairing", {"failures": len(verdicts[0].failures)})
+            error = _attempt(provider, sent, opts, attempts, verdicts, clock, tell)
     final = _best(verdicts)
     answer = _answer(question, packed, final, verdicts, error, provider.model)
     counts = _counts(hits, packed, verdicts, answer)
@@ -154,8 +179,10 @@ def _attempt(
     attempts: list[TraceAttempt],
     verdicts: list[Verdict],
     clock: _Clock,
+    tell: Progress,
 ) -> str | None:
     """One model call and its verdict; the provider's error message on failure."""
+    tell("generating", {"attempt": len(attempts) + 1})
     at = time.perf_counter()
     try:
         completion: Completion = provider.complete(request)
@@ -170,6 +197,10 @@ def _attempt(
     clock.lap("verify_ms", at)
     attempts.append(TraceAttempt(text, verdict.to_dict()))
     verdicts.append(verdict)
+    tell("verified", {
+        "attempt": len(attempts), "status": verdict.status, "kept": len(verdict.kept_claims),
+        "claims": len(verdict.claims),
+    })  # fmt: skip
     return None
 
 
@@ -195,7 +226,8 @@ def _answer(
     if final is not None and final.kept_claims:
         cards, per_claim = build_cards(final, packed.working_set)
         claims = tuple(
-            AnswerClaim(c.text, nums) for c, nums in zip(final.kept_claims, per_claim, strict=True)
+            AnswerClaim(c.text, tuple(dict.fromkeys(x.card for x in cites)), cites)
+            for c, cites in zip(final.kept_claims, per_claim, strict=True)
         )
         status = "grounded" if final.status == "grounded" else "partial"
         return Answer(question, status, claims, tuple(cards), model=model, repaired=repaired,

@@ -54,6 +54,20 @@ class Card:
         }  # fmt: skip
 
 
+@dataclass(frozen=True, slots=True)
+class ClaimCite:
+    """One valid citation of a kept claim: its card, and the sent source and span it quotes
+    (so a reader opens the quote behind *this* claim, not just the card's first one)."""
+
+    card: int
+    source: str
+    span: tuple[int, int] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"card": self.card, "source": self.source,
+                "span": list(self.span) if self.span else None}  # fmt: skip
+
+
 _CHUNK_SUFFIX = re.compile(r"#c\d+$")
 
 
@@ -82,16 +96,19 @@ def text_fragment(quote: str) -> str:
     return ",".join(_percent(p, safe="").replace("-", "%2D") for p in parts)
 
 
-def build_cards(verdict: Verdict, ws: WorkingSet) -> tuple[list[Card], list[tuple[int, ...]]]:
-    """Cards for the kept claims' valid citations, and each claim's card numbers."""
+def build_cards(
+    verdict: Verdict, ws: WorkingSet
+) -> tuple[list[Card], list[tuple[ClaimCite, ...]]]:
+    """Cards for the kept claims' valid citations, and each kept claim's citations (card
+    number, source id, span), in citation order."""
     numbers: dict[str, int] = {}
     quotes: dict[str, list[CardQuote]] = {}
     firsts: dict[str, Source] = {}
-    per_claim: list[tuple[int, ...]] = []
+    per_claim: list[tuple[ClaimCite, ...]] = []
     for claim in verdict.claims:
         if not claim.kept:
             continue
-        mine: list[int] = []
+        mine: list[ClaimCite] = []
         for src, quote in _valid(claim, ws):
             doc = document_of(src)
             if doc not in numbers:
@@ -101,8 +118,7 @@ def build_cards(verdict: Verdict, ws: WorkingSet) -> tuple[list[Card], list[tupl
             if quote is not None and all(q.span != quote.span or q.source != quote.source
                                          for q in quotes[doc]):  # fmt: skip
                 quotes[doc].append(quote)
-            if numbers[doc] not in mine:
-                mine.append(numbers[doc])
+            mine.append(ClaimCite(numbers[doc], src.id, quote.span if quote else None))
         per_claim.append(tuple(mine))
     cards = [
         Card(

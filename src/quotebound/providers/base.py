@@ -78,6 +78,9 @@ class Provider(ABC):
     # The most source text (characters) this model should be sent; the packer's budget is
     # capped to it. None: no limit beyond the caller's budget.
     context_chars: int | None = None
+    # False where one instance must not serve two requests at once (the local model has one
+    # slot); a server serialises calls to such a provider.
+    thread_safe: ClassVar[bool] = True
     capabilities: Capabilities = Capabilities()
 
     def __init__(self, model: str) -> None:

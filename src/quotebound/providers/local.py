@@ -116,6 +116,7 @@ class LocalProvider(Provider):
     name: ClassVar[str] = "local"
     capabilities: Capabilities = Capabilities(json_schema=True)
     context_chars: int = DEFAULT_CONTEXT_CHARS
+    thread_safe: ClassVar[bool] = False  # one llama.cpp slot (n_parallel=1)
 
     def __init__(
         self,

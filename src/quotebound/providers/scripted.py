@@ -16,6 +16,7 @@ from .base import Capabilities, Completion, Provider, ProviderError, Request
 class ScriptedProvider(Provider):
     name: ClassVar[str] = "scripted"
     capabilities: Capabilities = Capabilities()
+    thread_safe: ClassVar[bool] = False  # one script, replayed in order
 
     def __init__(self, outputs: Iterable[str | ProviderError], model: str = "scripted") -> None:
         super().__init__(model)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from .base import (
+    ApiKey,
     DocumentInfo,
     Hit,
     IngestResult,
@@ -19,11 +20,13 @@ from .base import (
     TraceAttempt,
     TraceRecord,
     TraceSource,
+    TraceSummary,
     document_key,
     new_trace_id,
 )
 
 __all__ = [
+    "ApiKey",
     "DocumentInfo",
     "Hit",
     "IngestResult",
@@ -31,6 +34,7 @@ __all__ = [
     "TraceAttempt",
     "TraceRecord",
     "TraceSource",
+    "TraceSummary",
     "data_dir",
     "document_key",
     "new_trace_id",

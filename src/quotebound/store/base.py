@@ -160,6 +160,29 @@ class TraceRecord:
         return next((s for s in self.sources if s.id == sid), None)
 
 
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """A caller of the HTTP service: who they are (``id``, the owner of their traces) and
+    which ACL groups they read as. The secret itself is never stored, only its sha256."""
+
+    id: str
+    name: str | None
+    groups: tuple[str, ...]
+    created_at: str
+    revoked_at: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TraceSummary:
+    """One line of a caller's trace list: enough to find a trace, newest first."""
+
+    id: str
+    created_at: str
+    question: str
+    status: str | None
+    model: str | None
+
+
 class Store(ABC):
     """A corpus and trace store. Open one with ``quotebound.store.open_store``."""
 
@@ -207,6 +230,26 @@ class Store(ABC):
     @abstractmethod
     def get_trace(self, trace_id: str, owner: str | None = None) -> TraceRecord:
         """A stored trace; NotFoundError if unknown or (with ``owner``) someone else's."""
+
+    @abstractmethod
+    def list_traces(self, owner: str | None, limit: int = 50) -> list[TraceSummary]:
+        """The newest traces of ``owner`` (None: traces written without an owner)."""
+
+    @abstractmethod
+    def create_key(self, groups: Sequence[str] = (), name: str | None = None) -> tuple[ApiKey, str]:
+        """A new API key bound to ``groups``; the key record and the secret (shown once)."""
+
+    @abstractmethod
+    def authenticate(self, secret: str) -> ApiKey | None:
+        """The live key whose secret this is, or None (unknown, malformed or revoked)."""
+
+    @abstractmethod
+    def list_keys(self) -> list[ApiKey]:
+        """Every key, revoked ones included, oldest first."""
+
+    @abstractmethod
+    def revoke_key(self, key_id: str) -> bool:
+        """Revoke a key (it stops authenticating at once); whether it was live."""
 
     @abstractmethod
     def close(self) -> None: ...

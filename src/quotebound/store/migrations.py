@@ -99,7 +99,19 @@ def _traces(dialect: str) -> Migration:
     return Migration("0002_traces", tuple(statements))
 
 
-_MIGRATIONS: tuple[Callable[[str], Migration], ...] = (_corpus, _traces)
+def _api_keys(dialect: str) -> Migration:
+    """API keys of the HTTP service: stored as sha256 of the key, never the key itself."""
+    return Migration(
+        "0003_api_keys",
+        (
+            """CREATE TABLE api_keys (
+                id TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, name TEXT,
+                groups TEXT NOT NULL, created_at TEXT NOT NULL, revoked_at TEXT)""",
+        ),
+    )
+
+
+_MIGRATIONS: tuple[Callable[[str], Migration], ...] = (_corpus, _traces, _api_keys)
 
 
 def migrations(dialect: str) -> list[Migration]:

@@ -18,6 +18,7 @@ from typing import Any
 from ..corpus import Chunk, LoadedDocument, sha256_text
 from ..errors import InputError, NotFoundError
 from ..words import STOPWORDS
+from .access import AccessMixin
 from .base import (
     DocumentInfo,
     Hit,
@@ -116,7 +117,7 @@ def _check_names(corpus: str, groups: Sequence[str]) -> None:
             raise InputError(f"ACL group {group!r} must be non-empty without edge spaces")
 
 
-class SQLStore(Store):
+class SQLStore(AccessMixin, Store):
     """Shared SQL; subclasses provide the connection and the ranked search."""
 
     dialect: str

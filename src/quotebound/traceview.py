@@ -1,0 +1,98 @@
+"""Views of a stored trace, shared by the CLI (``quotebound trace``) and the HTTP service.
+
+Invariants:
+- Everything shown comes from the trace (what was sent and what was verified then), never from
+  the live corpus, so a citation reopens the same way weeks later.
+- The verdict shown is the one the answer served (``counts.served_attempt``), else the last.
+- A source id that was not in the trace's working set is a NotFoundError, never a made-up card.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from .errors import NotFoundError
+from .resolve import deep_link
+from .store import TraceRecord, TraceSource
+
+
+def served_verdict(trace: TraceRecord) -> dict[str, Any] | None:
+    """The verdict (its JSON form) that the answer showed, else the last one recorded."""
+    served = trace.counts.get("served_attempt")
+    if served is not None and 0 < served <= len(trace.attempts):
+        verdict = trace.attempts[served - 1].verdict
+        if verdict is not None:
+            return verdict
+    return next((a.verdict for a in reversed(trace.attempts) if a.verdict), None)
+
+
+def spans_for(trace: TraceRecord, sid: str) -> list[list[int]]:
+    """The verified ``[start, end)`` spans of ``sid`` in the served verdict, sorted."""
+    verdict = served_verdict(trace)
+    if verdict is None:
+        return []
+    spans = {
+        tuple(c["span"])
+        for claim in verdict.get("claims", [])
+        if claim.get("kept")
+        for c in claim.get("citations", [])
+        if c.get("source") == sid and c.get("valid") and c.get("span")
+    }
+    return [list(s) for s in sorted(spans)]
+
+
+def sent_source(trace: TraceRecord, sid: str) -> TraceSource:
+    """The source ``sid`` exactly as it was sent in ``trace``."""
+    source = trace.source(sid)
+    if source is None:
+        sent = ", ".join(s.id for s in trace.sources) or "nothing"
+        raise NotFoundError(f"{sid} was not sent in trace {trace.id} (sent: {sent})")
+    return source
+
+
+def source_view(trace: TraceRecord, sid: str) -> dict[str, Any]:
+    """One sent source with its verified spans and a link to the original at the right place."""
+    source = sent_source(trace, sid)
+    spans = spans_for(trace, sid)
+    quote = source.text[spans[0][0] : spans[0][1]] if spans else ""
+    return {
+        "trace": trace.id,
+        "source": dataclasses.asdict(source),
+        "spans": spans,
+        "link": deep_link(source.to_source(), quote) if quote else _plain_link(source),
+    }
+
+
+def _plain_link(source: TraceSource) -> str | None:
+    if not source.url:
+        return None
+    base = source.url.split("#", 1)[0]
+    return f"{base}#page={source.page}" if source.page is not None else base
+
+
+def claims_view(trace: TraceRecord) -> list[dict[str, Any]]:
+    """The served verdict's claims, kept and dropped, each with its citations' outcomes."""
+    verdict = served_verdict(trace)
+    if verdict is None:
+        return []
+    out = []
+    for claim in verdict.get("claims", []):
+        out.append({
+            "text": claim.get("text", ""),
+            "kept": bool(claim.get("kept")),
+            "reason": claim.get("reason"),
+            "citations": [
+                {"source": c.get("source"), "valid": bool(c.get("valid")),
+                 "reason": c.get("reason"), "span": c.get("span"), "quote": c.get("quote")}
+                for c in claim.get("citations", [])
+            ],
+        })  # fmt: skip
+    return out
+
+
+def trace_dict(trace: TraceRecord) -> dict[str, Any]:
+    """The whole trace as JSON, plus the served verdict's claims."""
+    data = dataclasses.asdict(trace)
+    data["claims"] = claims_view(trace)
+    return data
