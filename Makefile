@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck bench clean
+.PHONY: demo test lint typecheck bench screenshots clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "quotebound needs Python 3.11+"'
@@ -18,6 +18,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	@bash scripts/ensure-postgres.sh
+	@bash scripts/ensure-chromium.sh
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
@@ -28,6 +29,11 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/verify_speed.py
+
+# The screenshots in docs/img/, made by the browser tests in real headless Chromium.
+screenshots: $(STAMP)
+	@bash scripts/ensure-chromium.sh
+	QB_SCREENSHOTS=docs/img $(BIN)/python -m pytest tests/test_web.py -q
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis

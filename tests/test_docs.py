@@ -58,11 +58,13 @@ def test_documented_example_produces_its_code(code: str) -> None:
         assert code in _codes(verdict), (code, verdict)
 
 
-def _all_commands() -> list[tuple[str, click.Command]]:
+def _all_commands(group: click.Group = cli, prefix: str = "") -> list[tuple[str, click.Command]]:
+    """Every command, subcommands of groups included (``keys create``)."""
     out: list[tuple[str, click.Command]] = []
-    assert isinstance(cli, click.Group)
-    for name, command in cli.commands.items():
-        out.append((name, command))
+    for name, command in group.commands.items():
+        out.append((prefix + name, command))
+        if isinstance(command, click.Group):
+            out += _all_commands(command, f"{prefix}{name} ")
     return out
 
 

@@ -30,7 +30,8 @@ from .parsing import FORMATS
 from .pipeline import Answer, AskOptions, ask
 from .providers import ExtractiveProvider, Provider
 from .sources import WorkingSet
-from .store import Hit, Store, TraceRecord, open_store
+from .store import ApiKey, Hit, Store, TraceRecord, open_store
+from .traceview import sent_source, source_view, trace_dict
 from .verify import Policy, Verdict, verify
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
@@ -320,35 +321,13 @@ def trace_cmd(trace_id: str, sid: str | None, store_url: str | None, as_json: bo
     with open_store(store_url) as store:
         trace = store.get_trace(trace_id)
     if sid is None:
-        _emit(as_json, _trace_dict(trace), _trace_report(trace))
+        _emit(as_json, trace_dict(trace), _trace_report(trace))
         return EXIT_OK
-    source = trace.source(sid)
-    if source is None:
-        sent = ", ".join(s.id for s in trace.sources)
-        raise NotFoundError(f"{sid} was not sent in trace {trace_id} (sent: {sent})")
-    spans = _spans_for(trace, sid)
-    payload = {"trace": trace.id, "source": dataclasses.asdict(source), "spans": spans}
+    payload = source_view(trace, sid)
+    source = sent_source(trace, sid)
+    spans = payload["spans"]
     _emit(as_json, payload, _marked(source.text, spans, f"{sid} {source.key or ''}".strip()))
     return EXIT_OK
-
-
-def _spans_for(trace: TraceRecord, sid: str) -> list[list[int]]:
-    """The verified spans of ``sid`` in the verdict the answer showed (else the last one)."""
-    served = trace.counts.get("served_attempt")
-    verdict = None
-    if served is not None and 0 < served <= len(trace.attempts):
-        verdict = trace.attempts[served - 1].verdict
-    if verdict is None:
-        verdict = next((a.verdict for a in reversed(trace.attempts) if a.verdict), None)
-    if verdict is None:
-        return []
-    spans = {
-        tuple(c["span"])
-        for claim in verdict.get("claims", [])
-        for c in claim.get("citations", [])
-        if c.get("source") == sid and c.get("valid") and c.get("span")
-    }
-    return [list(s) for s in sorted(spans)]
 
 
 def _marked(text: str, spans: list[list[int]], label: str) -> str:
@@ -361,10 +340,6 @@ def _marked(text: str, spans: list[list[int]], label: str) -> str:
         at = end
     out.append(text[at:])
     return f"{label}\n" + "".join(out)
-
-
-def _trace_dict(trace: TraceRecord) -> dict[str, Any]:
-    return dataclasses.asdict(trace)
 
 
 def _trace_report(trace: TraceRecord) -> str:
@@ -493,6 +468,110 @@ def _answer_report(answer: Answer) -> str:
         f"model {answer.model} | trace {answer.trace_id}"
     )
     return "\n".join(lines)
+
+
+@cli.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--provider", type=click.Choice(PROVIDER_NAMES), default="local",
+              show_default=True, help="Who writes the answers.")  # fmt: skip
+@click.option("--model", help="The model: an API model name, or a bundled local model.")
+@click.option("--model-path", type=click.Path(path_type=Path, dir_okay=False),
+              help="A GGUF file for the local provider.")  # fmt: skip
+@click.option("--base-url", metavar="URL", help="The API base URL (OpenAI-compatible servers).")
+@click.option("--api-key", metavar="KEY", help="The model API key (default: from the environment).")
+@click.option("--max-body", type=click.IntRange(1024), default=1 << 20, show_default=True,
+              help="The largest request body accepted, in bytes.")  # fmt: skip
+@_store_option
+def serve_cmd(
+    host: str,
+    port: int,
+    provider: str,
+    model: str | None,
+    model_path: Path | None,
+    base_url: str | None,
+    api_key: str | None,
+    max_body: int,
+    store_url: str | None,
+) -> int:
+    """Run the HTTP service and the web page (Ctrl-C stops it). Callers need an API key
+    from `quotebound keys create`."""
+    import uvicorn
+
+    from .server import ServerConfig, create_app
+
+    with open_store(store_url) as store:  # fail here, with a clear message, not per request
+        live = [k for k in store.list_keys() if k.revoked_at is None]
+    if not live:
+        click.echo("note: no API keys yet; create one with: quotebound keys create", err=True)
+    config = ServerConfig(
+        store_url=store_url, max_body_bytes=max_body,
+        provider=lambda: make_provider(provider, model, base_url, api_key, model_path),
+    )  # fmt: skip
+    click.echo(f"quotebound serving on http://{host}:{port}/ (Ctrl-C stops)", err=True)
+    uvicorn.run(create_app(config), host=host, port=port, log_level="warning")
+    return EXIT_OK
+
+
+@cli.group("keys")
+def keys_group() -> None:
+    """API keys of the HTTP service: each bound to ACL groups, owning its traces."""
+
+
+@keys_group.command("create")
+@click.option("--acl", "groups", multiple=True, metavar="GROUP",
+              help="The key reads GROUP's documents (repeat; none: public only).")  # fmt: skip
+@click.option("--name", help="A label for the key (who or what uses it).")
+@_store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the key as JSON.")
+def keys_create_cmd(
+    groups: tuple[str, ...], name: str | None, store_url: str | None, as_json: bool
+) -> int:
+    """Create an API key. The secret is printed once and stored only as its sha256."""
+    with open_store(store_url) as store:
+        key, secret = store.create_key(groups, name)
+    payload = {**_key_dict(key), "secret": secret}
+    human = (
+        f"{secret}\n\nkey {key.id}{f' ({name})' if name else ''} reads: "
+        f"{', '.join(key.groups) or 'public documents only'}\n"
+        "Keep the secret: it is shown only now. Send it as Authorization: Bearer SECRET."
+    )
+    _emit(as_json, payload, human)
+    return EXIT_OK
+
+
+@keys_group.command("list")
+@_store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the keys as JSON.")
+def keys_list_cmd(store_url: str | None, as_json: bool) -> int:
+    """List API keys (never their secrets)."""
+    with open_store(store_url) as store:
+        keys = store.list_keys()
+    lines = [
+        f"{k.id}  {'revoked ' + k.revoked_at if k.revoked_at else 'live':<32} "
+        f"{', '.join(k.groups) or '(public only)':<24} {k.name or ''}".rstrip()
+        for k in keys
+    ]
+    _emit(as_json, {"keys": [_key_dict(k) for k in keys]}, "\n".join(lines) or "no keys")
+    return EXIT_OK
+
+
+@keys_group.command("revoke")
+@click.argument("key_id", metavar="ID")
+@_store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def keys_revoke_cmd(key_id: str, store_url: str | None, as_json: bool) -> int:
+    """Revoke the key ID: it stops working at once; its traces stay."""
+    with open_store(store_url) as store:
+        if not store.revoke_key(key_id):
+            raise NotFoundError(f"no live key {key_id!r} (see: quotebound keys list)")
+    _emit(as_json, {"id": key_id, "revoked": True}, f"revoked {key_id}")
+    return EXIT_OK
+
+
+def _key_dict(key: ApiKey) -> dict[str, Any]:
+    return {"id": key.id, "name": key.name, "groups": list(key.groups),
+            "created_at": key.created_at, "revoked_at": key.revoked_at}  # fmt: skip
 
 
 def _fail(message: str, code: str, as_json: bool) -> NoReturn:

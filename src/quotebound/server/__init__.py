@@ -1,0 +1,7 @@
+"""The HTTP service and the web page: ``quotebound serve``. See docs/server.md."""
+
+from __future__ import annotations
+
+from .app import ServerConfig, create_app
+
+__all__ = ["ServerConfig", "create_app"]

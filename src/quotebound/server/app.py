@@ -1,0 +1,453 @@
+"""The ASGI app: the JSON API under ``/v1`` and the web page at ``/``.
+
+Invariants:
+- Every ``/v1`` call needs ``Authorization: Bearer KEY``. A key is bound to ACL groups (what its
+  caller may retrieve, and so cite) and owns the traces it writes (what its caller may reopen).
+  Someone else's trace is a 404, exactly like an unknown one.
+- A source id that was not in a trace's working set is a 404, never a fabricated card.
+- Every error is JSON ``{"error": {"code", "message"}}`` with a 4xx/5xx status; no traceback
+  ever reaches a client (unexpected errors are logged here and answered with a plain 500).
+- Streaming (``"stream": true``) sends progress, then each claim only after it passed
+  verification, then the whole answer: a draft is never shown as verified.
+- Request bodies above ``max_body_bytes`` are refused with 413 before they are parsed.
+"""
+
+# No `from __future__ import annotations` here: FastAPI reads these annotations at run time.
+import json
+import logging
+import queue
+import threading
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager, nullcontext
+from dataclasses import dataclass
+from importlib import resources
+from typing import Annotated, Any, Literal
+
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException
+
+from .. import __version__
+from ..errors import InputError, NotFoundError, PolicyError, QuoteboundError, StoreError
+from ..packing import DEFAULT_BUDGET_CHARS
+from ..pipeline import Answer, AskOptions, ask
+from ..providers import ExtractiveProvider, Provider
+from ..sources import Source, WorkingSet
+from ..store import ApiKey, Store, open_store
+from ..traceview import claims_view, source_view, trace_dict
+from ..verify import Policy, verify
+
+log = logging.getLogger("quotebound.server")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+_STATUS_CODES = {
+    400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+    405: "method_not_allowed", 413: "too_large", 415: "unsupported_media_type",
+    422: "invalid_request", 500: "internal", 503: "unavailable",
+}  # fmt: skip
+
+
+@dataclass
+class ServerConfig:
+    """How a server runs. ``provider`` makes the model once, on the first ask."""
+
+    store_url: str | None = None
+    provider: Callable[[], Provider] = ExtractiveProvider
+    max_body_bytes: int = 1 << 20
+    max_sources: int = 500
+    ask_workers: int = 8
+
+
+# -- request bodies ----------------------------------------------------------------------
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SourceIn(_Body):
+    id: str = Field(min_length=1, max_length=200, description="What the model cites: S1, doc_9")
+    text: str = Field(description="Exactly the text that was sent to the model")
+    key: str | None = None
+    title: str | None = None
+    url: str | None = None
+    updated: str | None = None
+    kind: Literal["document", "tool", "user"] = "document"
+    page: int | None = Field(default=None, ge=1)
+
+
+class PolicyIn(_Body):
+    min_quote_words: int = Field(default=4, ge=1, le=1000)
+    max_quote_words: int = Field(default=40, ge=1, le=1000)
+    allow_user_evidence: bool = False
+    sentinels: list[str] = Field(default_factory=list, max_length=20)
+
+
+class VerifyIn(_Body):
+    sources: list[SourceIn] = Field(description="The working set that was sent")
+    output: str = Field(description="The model's raw output")
+    format: Literal["auto", "json", "inline", "evidence", "cites"] = "auto"
+    policy: PolicyIn | None = None
+
+
+class AskIn(_Body):
+    question: str = Field(min_length=1, max_length=4000)
+    corpus: list[str] | None = Field(default=None, description="Search only these corpora")
+    format: Literal["json", "inline", "evidence"] = "json"
+    limit: int = Field(default=20, ge=1, le=200, description="Chunks retrieved before packing")
+    budget: int = Field(default=DEFAULT_BUDGET_CHARS, ge=1, le=1_000_000)
+    stream: bool = Field(default=False, description="Answer as server-sent events")
+
+
+# -- errors ------------------------------------------------------------------------------
+
+
+def _error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    body: dict[str, Any] = {"error": {"code": code, "message": message, **extra}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+def _status_of(exc: QuoteboundError) -> int:
+    if isinstance(exc, NotFoundError):
+        return 404
+    if isinstance(exc, InputError | PolicyError):
+        return 400
+    if isinstance(exc, StoreError):
+        return 503
+    return 500
+
+
+def _validation_message(exc: RequestValidationError) -> tuple[int, str, str, list[Any]]:
+    errors = list(exc.errors())
+    if any(e.get("type") == "json_invalid" for e in errors):
+        return 400, "malformed_json", "the request body is not valid JSON", []
+    if any(tuple(e.get("loc", ())) == ("body",) for e in errors):
+        message = "the request body must be a JSON object, sent as Content-Type: application/json"
+        return 400, "malformed_json", message, []
+    details = [
+        {"at": ".".join(str(p) for p in e.get("loc", ()) if p != "body"), "problem": e.get("msg")}
+        for e in errors
+    ]
+    first = details[0] if details else {"at": "", "problem": "invalid"}
+    where = f" at {first['at']}" if first["at"] else ""
+    return 422, "invalid_request", f"{first['problem']}{where}", details
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    async def on_api_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)
+        return _error(exc.status, exc.code, exc.message)
+
+    async def on_quotebound(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, QuoteboundError)
+        return _error(_status_of(exc), exc.code, str(exc))
+
+    async def on_http(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        code = _STATUS_CODES.get(exc.status_code, "error")
+        message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
+        if exc.status_code == 404 and message == "Not Found":
+            message = f"no such endpoint: {request.method} {request.url.path}"
+        return _error(exc.status_code, code, message)
+
+    async def on_invalid(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        status, code, message, details = _validation_message(exc)
+        return _error(status, code, message, **({"details": details} if details else {}))
+
+    async def on_unexpected(request: Request, exc: Exception) -> Response:
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        return _error(500, "internal", "internal error; the server log has the details")
+
+    app.add_exception_handler(ApiError, on_api_error)
+    app.add_exception_handler(QuoteboundError, on_quotebound)
+    app.add_exception_handler(HTTPException, on_http)
+    app.add_exception_handler(RequestValidationError, on_invalid)
+    app.add_exception_handler(Exception, on_unexpected)
+
+
+class BodyLimit:
+    """Refuse request bodies above ``limit`` bytes (413), by header and while reading."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            response = _error(413, "too_large", f"request body over {self.limit} bytes")
+            await response(scope, receive, send)
+            return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise HTTPException(413, f"request body over {self.limit} bytes")
+            return message
+
+        await self.app(scope, limited, send)
+
+
+# -- shared state ------------------------------------------------------------------------
+
+
+class _Stores:
+    """One store connection per worker thread (a connection is not shared across threads)."""
+
+    def __init__(self, url: str | None) -> None:
+        self.url = url
+        self._local = threading.local()
+        self._opened: list[Store] = []
+        self._lock = threading.Lock()
+
+    def get(self) -> Store:
+        store: Store | None = getattr(self._local, "store", None)
+        if store is None:
+            store = open_store(self.url)
+            self._local.store = store
+            with self._lock:
+                self._opened.append(store)
+        return store
+
+    def close(self) -> None:
+        with self._lock:
+            for store in self._opened:
+                store.close()
+            self._opened.clear()
+
+
+class _Model:
+    """The provider, made once on first use; calls serialised where it is not thread-safe."""
+
+    def __init__(self, factory: Callable[[], Provider]) -> None:
+        self._factory = factory
+        self._provider: Provider | None = None
+        self._make_lock = threading.Lock()
+        self.call_lock = threading.Lock()
+
+    def get(self) -> Provider:
+        with self._make_lock:
+            if self._provider is None:
+                self._provider = self._factory()
+            return self._provider
+
+    def close(self) -> None:
+        if self._provider is not None:
+            self._provider.close()
+
+
+def _sse(event: str, data: dict[str, Any]) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def _claim_events(answer: Answer) -> Iterator[str]:
+    for index, claim in enumerate(answer.claims):
+        cards = [c.to_dict() for c in answer.cards if c.number in claim.cards]
+        yield _sse("claim", {
+            "index": index, "text": claim.text, "cards": cards,
+            "cites": [x.to_dict() for x in claim.cites], "verified": True,
+            "trace_id": answer.trace_id,
+        })  # fmt: skip
+
+
+_WEB = {
+    "app.js": "text/javascript; charset=utf-8",
+    "app.css": "text/css; charset=utf-8",
+}
+_PAGE_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+def _asset(name: str) -> bytes:
+    return resources.files("quotebound.server").joinpath("web", name).read_bytes()
+
+
+# -- the app -----------------------------------------------------------------------------
+
+
+def create_app(config: ServerConfig | None = None) -> FastAPI:
+    """The service: JSON API, OpenAPI at ``/openapi.json``, web page at ``/``."""
+    cfg = config or ServerConfig()
+    stores = _Stores(cfg.store_url)
+    model = _Model(cfg.provider)
+    pool = ThreadPoolExecutor(max_workers=cfg.ask_workers, thread_name_prefix="qb-ask")
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> Any:
+        yield
+        pool.shutdown(wait=True)
+        model.close()
+        stores.close()
+
+    app = FastAPI(
+        title="quotebound",
+        version=__version__,
+        description=(
+            "Answers from documents where every claim links to its source. Every /v1 call "
+            "needs `Authorization: Bearer KEY` (create keys with `quotebound keys create`). "
+            'Errors are `{"error": {"code", "message"}}`.'
+        ),
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.add_middleware(BodyLimit, limit=cfg.max_body_bytes)
+    _install_error_handlers(app)
+
+    def caller(request: Request) -> ApiKey:
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise ApiError(
+                401, "unauthorized",
+                "send Authorization: Bearer KEY (create a key with: quotebound keys create)",
+            )  # fmt: skip
+        key = stores.get().authenticate(token.strip())
+        if key is None:
+            raise ApiError(401, "unauthorized", "unknown or revoked API key")
+        return key
+
+    Caller = Annotated[ApiKey, Depends(caller)]
+
+    def run_ask(body: AskIn, key: ApiKey, progress: Any = None) -> Answer:
+        options = AskOptions(
+            corpora=body.corpus, groups=key.groups, format=body.format, limit=body.limit,
+            budget_chars=body.budget, owner=key.id,
+        )  # fmt: skip
+        provider = model.get()
+        guard = nullcontext() if provider.thread_safe else model.call_lock
+        with guard:
+            return ask(body.question, stores.get(), provider, options, progress)
+
+    @app.get("/", include_in_schema=False)
+    def page() -> Response:
+        return Response(_asset("index.html"), media_type="text/html; charset=utf-8",
+                        headers=_PAGE_HEADERS)  # fmt: skip
+
+    @app.get("/static/{name}", include_in_schema=False)
+    def static(name: str) -> Response:
+        if name not in _WEB:
+            raise ApiError(404, "not_found", f"no such file: {name}")
+        return Response(_asset(name), media_type=_WEB[name], headers=_PAGE_HEADERS)
+
+    @app.get("/healthz", tags=["service"])
+    def healthz() -> dict[str, Any]:
+        """Liveness: the service answers and its store opens."""
+        stores.get()
+        return {"ok": True, "version": __version__}
+
+    @app.get("/v1/whoami", tags=["service"])
+    def whoami(key: Caller) -> dict[str, Any]:
+        """The calling key: its id (owner of its traces), name and ACL groups."""
+        return {"id": key.id, "name": key.name, "groups": list(key.groups)}
+
+    @app.post("/v1/verify", tags=["verify"])
+    def verify_endpoint(body: VerifyIn, key: Caller) -> dict[str, Any]:
+        """Verify a model's raw output against the working set that was sent: the same
+        verdict JSON as ``quotebound verify --json``."""
+        if len(body.sources) > cfg.max_sources:
+            raise ApiError(413, "too_large", f"more than {cfg.max_sources} sources")
+        ws = WorkingSet(Source(**s.model_dump()) for s in body.sources)
+        p = body.policy or PolicyIn()
+        policy = Policy(p.min_quote_words, p.max_quote_words, p.allow_user_evidence)
+        for sentinel in p.sentinels:
+            policy = policy.with_sentinel(sentinel)
+        return verify(ws, body.output, body.format, policy).to_dict()
+
+    @app.post("/v1/ask", tags=["ask"], response_model=None)
+    def ask_endpoint(body: AskIn, key: Caller) -> dict[str, Any] | StreamingResponse:
+        """Answer a question from the documents the key may read: claims verified, cited,
+        repaired once or dropped, or a helpful abstention; traced under the key. With
+        ``"stream": true``, server-sent events: ``progress``..., ``claim`` per verified claim,
+        then ``answer`` (the same JSON as without streaming), or ``error``."""
+        if not body.stream:
+            return run_ask(body, key).to_dict()
+        return StreamingResponse(
+            _stream(body, key), media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )  # fmt: skip
+
+    def _stream(body: AskIn, key: ApiKey) -> Iterator[str]:
+        events: queue.Queue[tuple[str, Any] | None] = queue.Queue()
+
+        def progress(stage: str, data: dict[str, Any]) -> None:
+            events.put(("progress", {"stage": stage, **data}))
+
+        def work() -> None:
+            try:
+                events.put(("answer", run_ask(body, key, progress)))
+            except QuoteboundError as exc:
+                events.put(("error", {"code": exc.code, "message": str(exc)}))
+            except Exception:
+                log.exception("unexpected error while answering")
+                message = "internal error; the server log has the details"
+                events.put(("error", {"code": "internal", "message": message}))
+            finally:
+                events.put(None)
+
+        pool.submit(work)
+        yield _sse("progress", {"stage": "searching"})
+        while (item := events.get()) is not None:
+            kind, payload = item
+            if kind == "answer":
+                yield from _claim_events(payload)
+                yield _sse("answer", payload.to_dict())
+            else:
+                yield _sse(kind, payload)
+
+    @app.get("/v1/traces", tags=["traces"])
+    def list_traces(
+        key: Caller, limit: Annotated[int, Query(ge=1, le=200)] = 50
+    ) -> dict[str, Any]:
+        """The caller's newest answers, each with its claims (kept and dropped) and
+        citations."""
+        store = stores.get()
+        out = []
+        for summary in store.list_traces(key.id, limit):
+            trace = store.get_trace(summary.id, owner=key.id)
+            out.append({
+                "id": trace.id, "created_at": trace.created_at, "question": trace.question,
+                "status": trace.status, "model": trace.model, "claims": claims_view(trace),
+                "sources": [{"id": s.id, "key": s.key, "title": s.title} for s in trace.sources],
+            })  # fmt: skip
+        return {"traces": out}
+
+    @app.get("/v1/traces/{trace_id}", tags=["traces"])
+    def get_trace(trace_id: str, key: Caller) -> dict[str, Any]:
+        """One of the caller's traces: everything sent and received."""
+        return trace_dict(stores.get().get_trace(trace_id, owner=key.id))
+
+    @app.get("/v1/traces/{trace_id}/sources/{sid}", tags=["traces"])
+    def get_source(trace_id: str, sid: str, key: Caller) -> dict[str, Any]:
+        """One source exactly as it was sent in the trace, with its verified spans and a link
+        to the original at the right page; 404 if ``sid`` was not sent."""
+        return source_view(stores.get().get_trace(trace_id, owner=key.id), sid)
+
+    return app

@@ -1,0 +1,286 @@
+// quotebound web page. Every piece of text from the server goes into the page through
+// textContent or createTextNode, never as HTML, so a source holding <script> renders as text.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const KEY = "quotebound.key";
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name === "class") node.className = value;
+    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, String(value));
+  }
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(typeof child === "string" || typeof child === "number" ? String(child) : child);
+  }
+  return node;
+}
+
+function key() { return sessionStorage.getItem(KEY) || ""; }
+
+async function api(path, options) {
+  const opts = Object.assign({ headers: {} }, options || {});
+  opts.headers = Object.assign({ Authorization: "Bearer " + key() }, opts.headers);
+  const response = await fetch(path, opts);
+  if (!response.ok) {
+    let message = response.status + " " + response.statusText;
+    try {
+      const body = await response.json();
+      if (body && body.error) message = body.error.message;
+    } catch (_) { /* not JSON */ }
+    throw new Error(message);
+  }
+  return response;
+}
+
+// -- key -------------------------------------------------------------------------------
+
+async function useKey(value) {
+  if (value !== undefined) sessionStorage.setItem(KEY, value.trim());
+  const who = $("who");
+  if (!key()) { who.textContent = "No key: create one with `quotebound keys create`."; return; }
+  try {
+    const me = await (await api("/v1/whoami")).json();
+    const groups = me.groups.length ? me.groups.join(", ") : "public documents only";
+    who.textContent = "Key " + me.id + (me.name ? " (" + me.name + ")" : "") + " · reads: " + groups;
+    who.className = "ok";
+  } catch (err) {
+    who.textContent = err.message;
+    who.className = "bad";
+  }
+}
+
+// -- asking ----------------------------------------------------------------------------
+
+const STAGES = {
+  searching: () => "Searching the documents you may read…",
+  retrieved: (d) => d.packed
+    ? "Found " + d.packed + " passage(s) in " + d.documents.length + " document(s). Asking the model…"
+    : "No document you may read matched.",
+  generating: (d) => "The model is writing (attempt " + d.attempt + "). Nothing is shown until it is verified.",
+  verified: (d) => "Checked attempt " + d.attempt + ": " + d.kept + " of " + d.claims + " claim(s) verified.",
+  repairing: (d) => "Asking the model to repair " + d.failures + " failed citation(s)…",
+};
+
+async function askQuestion(question) {
+  const answer = $("answer");
+  const progress = $("progress");
+  answer.replaceChildren();
+  progress.textContent = "Sending…";
+  $("ask-button").disabled = true;
+  const claims = el("div", { class: "claims" });
+  answer.append(claims);
+  try {
+    const response = await api("/v1/ask", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+      body: JSON.stringify({ question: question, stream: true }),
+    });
+    await readEvents(response, (event, data) => {
+      if (event === "progress") {
+        const say = STAGES[data.stage];
+        progress.textContent = say ? say(data) : data.stage;
+      } else if (event === "claim") {
+        claims.append(claimView(data, data.cards, data.trace_id));
+      } else if (event === "answer") {
+        progress.textContent = "";
+        renderAnswer(data);
+      } else if (event === "error") {
+        progress.textContent = "";
+        answer.replaceChildren(el("p", { class: "error" }, "Error: " + data.message));
+      }
+    });
+  } catch (err) {
+    progress.textContent = "";
+    answer.replaceChildren(el("p", { class: "error" }, "Error: " + err.message));
+  } finally {
+    $("ask-button").disabled = false;
+  }
+}
+
+async function readEvents(response, onEvent) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      let event = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event: ")) event = line.slice(7);
+        else if (line.startsWith("data: ")) data.push(line.slice(6));
+      }
+      if (data.length) onEvent(event, JSON.parse(data.join("\n")));
+    }
+  }
+}
+
+function chip(card, traceId, cite) {
+  // The quote behind this claim's citation of the card, else the card's first quote.
+  const target = cite && cite.span ? cite : card.quotes[0];
+  return el("button", {
+    type: "button",
+    class: "chip",
+    title: card.label,
+    "aria-label": "Source " + card.number + ": " + card.label,
+    "data-card": card.number,
+    onclick: () => target
+      ? openSource(traceId, target.source, target.span, card.label)
+      : null,
+  }, String(card.number));
+}
+
+function claimView(claim, cards, traceId) {
+  const p = el("p", { class: "claim" }, claim.text + " ");
+  for (const card of cards) {
+    const cite = (claim.cites || []).find((x) => x.card === card.number);
+    p.append(chip(card, traceId, cite));
+  }
+  return p;
+}
+
+function renderAnswer(a) {
+  const answer = $("answer");
+  answer.replaceChildren();
+  if (a.claims.length) {
+    const claims = el("div", { class: "claims" });
+    for (const claim of a.claims) {
+      const cards = claim.cards.map((n) => a.cards.find((c) => c.number === n)).filter(Boolean);
+      claims.append(claimView(claim, cards, a.trace_id));
+    }
+    answer.append(claims);
+    const dropped = a.counts.dropped_claims || 0;
+    if (a.status === "partial" && dropped) {
+      answer.append(el("p", { class: "note" },
+        dropped + " claim(s) could not be verified against the sources and are not shown."));
+    }
+    const list = el("ol", { class: "cards" });
+    for (const card of a.cards) {
+      const item = el("li", { value: card.number },
+        el("strong", {}, card.label), card.updated ? " · updated " + card.updated : "");
+      for (const q of card.quotes) {
+        item.append(el("blockquote", {}, "“" + q.text + "”",
+          " ", el("button", { type: "button", class: "link", onclick: () => openSource(a.trace_id, q.source, q.span, card.label) },
+            "show in source" + (q.page ? " (p. " + q.page + ")" : ""))));
+      }
+      list.append(item);
+    }
+    answer.append(el("h3", {}, "Sources"), list);
+  } else if (a.abstention) {
+    const ab = a.abstention;
+    const box = el("div", { class: "abstention", role: "note" },
+      el("h3", {}, a.status === "provider_error" ? "The model could not answer" : "Not answered from the documents"),
+      el("p", {}, el("strong", {}, "Asked: "), ab.question),
+      el("p", {}, el("strong", {}, "Searched: "), ab.searched.length ? ab.searched.join(", ") : "nothing matched"),
+      el("p", {}, el("strong", {}, "Missing: "), ab.missing),
+      el("p", {}, el("strong", {}, "Next step: "), ab.next_step));
+    answer.append(box);
+  }
+  answer.append(el("p", { class: "status" },
+    "status " + a.status + (a.repaired ? " · repaired once" : "") + " · model " + a.model + " · trace " + a.trace_id));
+}
+
+// -- the source panel ------------------------------------------------------------------
+
+async function openSource(traceId, sid, span, label) {
+  const panel = $("panel");
+  const text = $("panel-text");
+  panel.hidden = false;
+  $("panel-title").textContent = label || sid;
+  $("panel-meta").textContent = "Loading " + sid + "…";
+  text.replaceChildren();
+  try {
+    const view = await (await api("/v1/traces/" + encodeURIComponent(traceId) + "/sources/" + encodeURIComponent(sid))).json();
+    const src = view.source;
+    $("panel-title").textContent = src.title || label || src.key || sid;
+    const meta = [sid + " as sent"];
+    if (src.key) meta.push(src.key);
+    if (src.updated) meta.push("updated " + src.updated);
+    if (src.page) meta.push("page " + src.page);
+    $("panel-meta").textContent = meta.join(" · ");
+    const link = $("panel-link");
+    if (view.link) { link.href = view.link; link.hidden = false; } else { link.removeAttribute("href"); link.hidden = true; }
+    const spans = view.spans.slice();
+    if (span && !spans.some((s) => s[0] === span[0] && s[1] === span[1])) spans.push(span);
+    spans.sort((x, y) => x[0] - y[0]);
+    let at = 0;
+    let current = null;
+    for (const [start, end] of spans) {
+      if (start < at) continue;
+      text.append(document.createTextNode(src.text.slice(at, start)));
+      const mark = el("mark", {}, src.text.slice(start, end));
+      if (span && start === span[0] && end === span[1]) { mark.className = "current"; current = mark; }
+      text.append(mark);
+      at = end;
+    }
+    text.append(document.createTextNode(src.text.slice(at)));
+    (current || text.querySelector("mark") || text).scrollIntoView({ block: "center" });
+  } catch (err) {
+    $("panel-meta").textContent = "Error: " + err.message;
+  }
+}
+
+// -- history ---------------------------------------------------------------------------
+
+async function showHistory() {
+  const box = $("history");
+  box.replaceChildren(el("p", {}, "Loading…"));
+  try {
+    const data = await (await api("/v1/traces?limit=50")).json();
+    box.replaceChildren();
+    if (!data.traces.length) box.append(el("p", {}, "No answers yet."));
+    for (const t of data.traces) {
+      const item = el("article", { class: "trace", "data-trace": t.id },
+        el("h3", {}, t.question),
+        el("p", { class: "status" }, t.created_at + " · " + (t.status || "-") + " · " + (t.model || "-") + " · trace " + t.id));
+      const titles = Object.fromEntries(t.sources.map((s) => [s.id, s.title || s.key || s.id]));
+      for (const c of t.claims) {
+        const p = el("p", { class: c.kept ? "claim kept" : "claim dropped" },
+          c.kept ? "" : el("span", { class: "badge" }, "dropped: " + (c.reason || "not verified")), c.text, " ");
+        for (const cit of c.citations) {
+          if (cit.valid && cit.span) {
+            p.append(el("button", { type: "button", class: "chip", title: titles[cit.source] || cit.source,
+              onclick: () => openSource(t.id, cit.source, cit.span, titles[cit.source]) }, cit.source));
+          } else {
+            p.append(el("span", { class: "chip invalid", title: cit.reason || "invalid" }, (cit.source || "?") + " ✗"));
+          }
+        }
+        item.append(p);
+      }
+      if (!t.claims.length) item.append(el("p", { class: "note" }, "No claims: the answer abstained or the model failed."));
+      box.append(item);
+    }
+  } catch (err) {
+    box.replaceChildren(el("p", { class: "error" }, "Error: " + err.message));
+  }
+}
+
+// -- routing ---------------------------------------------------------------------------
+
+function route() {
+  const history = location.hash === "#/history";
+  $("ask-view").hidden = history;
+  $("history-view").hidden = !history;
+  $("nav-ask").classList.toggle("active", !history);
+  $("nav-history").classList.toggle("active", history);
+  if (history) showHistory();
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("key-form").addEventListener("submit", (e) => { e.preventDefault(); useKey($("key").value); $("key").value = ""; });
+  $("ask-form").addEventListener("submit", (e) => { e.preventDefault(); askQuestion($("question").value); });
+  $("panel-close").addEventListener("click", () => { $("panel").hidden = true; });
+  window.addEventListener("hashchange", route);
+  useKey();
+  route();
+});

@@ -1,0 +1,349 @@
+"""The HTTP service in process (httpx's ASGI transport): every endpoint, auth, ACLs, owners,
+limits, malformed input, streaming."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from quotebound import Source, WorkingSet, verify
+from quotebound.providers.base import Provider, ProviderError
+from quotebound.providers.extractive import ExtractiveProvider
+from quotebound.providers.scripted import ScriptedProvider
+from quotebound.server import ServerConfig, create_app
+from quotebound.store import open_store
+from serverkit import LEAVE, MERGER, call, fill
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+class Env:
+    def __init__(self, url: str, provider: Any = ExtractiveProvider) -> None:
+        self.url = url
+        with open_store(url) as store:
+            fill(store)
+            self.alice = store.create_key(name="alice")[1]
+            self.bob = store.create_key(name="bob")[1]
+            self.lawyer = store.create_key(["legal"], name="lawyer")[1]
+        self.app = create_app(ServerConfig(store_url=url, provider=provider, max_body_bytes=20_000,
+                                           max_sources=50))  # fmt: skip
+
+    def call(self, method: str, path: str, key: str | None = None, **kw: Any) -> Any:
+        return call(self.app, method, path, key, **kw)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Iterator[Env]:
+    yield Env(f"sqlite:///{tmp_path / 'qb.db'}")
+
+
+def error_of(response: Any, status: int, code: str) -> str:
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert body["error"]["code"] == code, body
+    assert "Traceback" not in response.text
+    return str(body["error"]["message"])
+
+
+def ask(env: Env, question: str, key: str, **body: Any) -> dict[str, Any]:
+    r = env.call("POST", "/v1/ask", key, json={"question": question, **body})
+    assert r.status_code == 200, r.text
+    return dict(r.json())
+
+
+# -- the page, the description, health ---------------------------------------------------
+
+
+def test_page_is_served_with_a_strict_content_security_policy(env: Env) -> None:
+    r = env.call("GET", "/")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    assert "script-src 'self'" in r.headers["content-security-policy"]
+    assert "every claim links to its source" in r.text.lower()
+    assert "accurate" not in r.text.lower()
+    js = env.call("GET", "/static/app.js")
+    assert js.status_code == 200 and "textContent" in js.text and "innerHTML" not in js.text
+    error_of(env.call("GET", "/static/secrets.txt"), 404, "not_found")
+    error_of(env.call("GET", "/static/..%2Fapp.py"), 404, "not_found")
+
+
+def test_openapi_describes_every_endpoint(env: Env) -> None:
+    spec = env.call("GET", "/openapi.json").json()
+    assert set(spec["paths"]) >= {
+        "/v1/verify", "/v1/ask", "/v1/traces", "/v1/traces/{trace_id}",
+        "/v1/traces/{trace_id}/sources/{sid}", "/v1/whoami", "/healthz",
+    }  # fmt: skip
+    assert "VerifyIn" in spec["components"]["schemas"]
+    assert env.call("GET", "/healthz").json()["ok"] is True
+
+
+# -- auth --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "header",
+    [None, "", "Bearer", "Bearer ", "Basic dXNlcjpwYXNz", "Bearer qb_nothing",
+     "Bearer " + "x" * 60],
+)
+def test_requests_without_a_valid_key_are_refused(env: Env, header: str | None) -> None:
+    headers = {} if header is None else {"Authorization": header}
+    for method, path in [("GET", "/v1/whoami"), ("GET", "/v1/traces"),
+                         ("POST", "/v1/verify"), ("POST", "/v1/ask")]:  # fmt: skip
+        r = env.call(method, path, headers=headers, json={})
+        error_of(r, 401, "unauthorized")
+        assert r.headers["www-authenticate"] == "Bearer"
+
+
+def test_a_revoked_key_stops_working_at_once(env: Env) -> None:
+    me = env.call("GET", "/v1/whoami", env.bob).json()
+    assert me["name"] == "bob" and me["groups"] == []
+    with open_store(env.url) as store:
+        assert store.revoke_key(me["id"])
+    assert "revoked" in error_of(env.call("GET", "/v1/whoami", env.bob), 401, "unauthorized")
+
+
+# -- verify ------------------------------------------------------------------------------
+
+
+def test_verify_returns_the_same_verdict_as_the_library_and_cli(env: Env) -> None:
+    sources = json.loads((EXAMPLES / "sources.json").read_text())
+    for name in ("grounded.json", "partial.json", "abstained.txt"):
+        output = (EXAMPLES / name).read_text()
+        r = env.call("POST", "/v1/verify", env.alice, json={"sources": sources, "output": output})
+        assert r.status_code == 200, r.text
+        ws = WorkingSet(Source(**s) for s in sources)
+        assert r.json() == verify(ws, output).to_dict()
+    statuses = {
+        name: env.call("POST", "/v1/verify", env.alice, json={
+            "sources": sources, "output": (EXAMPLES / name).read_text()}).json()["status"]
+        for name in ("grounded.json", "partial.json", "abstained.txt")
+    }  # fmt: skip
+    assert statuses == {"grounded.json": "grounded", "partial.json": "partial",
+                        "abstained.txt": "abstained"}  # fmt: skip
+
+
+def test_verify_applies_the_policy_given(env: Env) -> None:
+    body = {
+        "sources": [{"id": "S1", "text": LEAVE}],
+        "output": json.dumps({"answerable": True, "claims": [{"text": "16 weeks of leave.",
+                              "citations": [{"source": "S1", "quote": "16 weeks of"}]}]}),
+    }  # fmt: skip
+    assert env.call("POST", "/v1/verify", env.alice, json=body).json()["status"] == "ungrounded"
+    body["policy"] = {"min_quote_words": 3}
+    assert env.call("POST", "/v1/verify", env.alice, json=body).json()["status"] == "grounded"
+    body["policy"] = {"sentinels": ["NO IDEA"]}
+    body["output"] = "NO IDEA"
+    assert env.call("POST", "/v1/verify", env.alice, json=body).json()["status"] == "abstained"
+
+
+@pytest.mark.parametrize(
+    ("content", "status", "code", "says"),
+    [
+        (b"{bad", 400, "malformed_json", "not valid JSON"),
+        (b"[1, 2]", 400, "malformed_json", "JSON object"),
+        (b'{"sources": []}', 422, "invalid_request", "output"),
+        (b'{"sources": "S1", "output": "x"}', 422, "invalid_request", "sources"),
+        (b'{"sources": [], "output": "x", "format": "yaml"}', 422, "invalid_request", "format"),
+        (b'{"sources": [], "output": "x", "extra": 1}', 422, "invalid_request", "extra"),
+        (b'{"sources": [{"id": "", "text": "t"}], "output": "x"}', 422, "invalid_request", "id"),
+        (b'{"sources": [{"id": "S1", "text": "a"}, {"id": "S1", "text": "b"}], "output": "x"}',
+         400, "bad_source", "S1"),
+        (b'{"sources": [], "output": "x", "policy": {"min_quote_words": 9, '
+         b'"max_quote_words": 5}}', 400, "bad_policy", "max_quote_words"),
+    ],
+)
+def test_malformed_verify_bodies_get_a_clear_4xx(
+    env: Env, content: bytes, status: int, code: str, says: str
+) -> None:
+    r = env.call("POST", "/v1/verify", env.alice, content=content,
+                 headers={"Content-Type": "application/json"})  # fmt: skip
+    assert says in error_of(r, status, code)
+
+
+def test_oversized_bodies_are_refused_before_parsing(env: Env) -> None:
+    big = {"sources": [{"id": "S1", "text": "x" * 30_000}], "output": "x"}
+    error_of(env.call("POST", "/v1/verify", env.alice, json=big), 413, "too_large")
+
+    async def chunks() -> AsyncIterator[bytes]:  # no Content-Length: counted while read
+        yield b'{"sources": [{"id": "S1", "text": "'
+        for _ in range(40):
+            yield b"y" * 1000
+        yield b'"}], "output": "x"}'
+
+    r = env.call("POST", "/v1/verify", env.alice, content=chunks(),
+                 headers={"Content-Type": "application/json"})  # fmt: skip
+    error_of(r, 413, "too_large")
+    many = {"sources": [{"id": f"S{n}", "text": "t"} for n in range(51)], "output": "x"}
+    assert "50 sources" in error_of(env.call("POST", "/v1/verify", env.alice, json=many), 413,
+                                    "too_large")  # fmt: skip
+
+
+def test_unknown_endpoints_and_methods_are_json_errors(env: Env) -> None:
+    assert "GET /v2/ask" in error_of(env.call("GET", "/v2/ask", env.alice), 404, "not_found")
+    error_of(env.call("GET", "/v1/verify", env.alice), 405, "method_not_allowed")
+
+
+# -- ask, traces, sources ----------------------------------------------------------------
+
+
+def test_ask_answers_and_every_citation_reopens_from_the_trace(env: Env) -> None:
+    a = ask(env, "How many weeks of parental leave do employees get?", env.alice)
+    assert a["status"] == "grounded" and a["claims"]
+    quote = a["cards"][0]["quotes"][0]
+    for claim in a["claims"]:  # each claim names the source and span behind each citation
+        assert claim["cites"] and {c["card"] for c in claim["cites"]} == set(claim["cards"])
+    trace = env.call("GET", f"/v1/traces/{a['trace_id']}", env.alice).json()
+    assert trace["question"].startswith("How many weeks") and trace["owner"]
+    assert [c["kept"] for c in trace["claims"]] == [True] * len(a["claims"])
+    view = env.call("GET", f"/v1/traces/{a['trace_id']}/sources/{quote['source']}", env.alice)
+    assert view.status_code == 200
+    data = view.json()
+    start, end = quote["span"]
+    assert data["source"]["text"][start:end] == quote["text"]
+    assert [start, end] in data["spans"]
+    assert data["link"].startswith("https://hr.example/leave.txt#:~:text=")
+    assert data["source"]["title"] == "Leave policy" and data["source"]["updated"] == "2026-11-01"
+
+
+def test_ids_not_sent_and_other_peoples_traces_are_404(env: Env) -> None:
+    a = ask(env, "How many weeks of parental leave do employees get?", env.alice)
+    tid = a["trace_id"]
+    sent = {s["id"] for s in env.call("GET", f"/v1/traces/{tid}", env.alice).json()["sources"]}
+    assert "S99" not in sent
+    assert "S99 was not sent" in error_of(
+        env.call("GET", f"/v1/traces/{tid}/sources/S99", env.alice), 404, "not_found")
+    for path in (f"/v1/traces/{tid}", f"/v1/traces/{tid}/sources/S1"):
+        error_of(env.call("GET", path, env.bob), 404, "not_found")  # bob's view: no such trace
+    error_of(env.call("GET", "/v1/traces/0000000000000000000000", env.alice), 404, "not_found")
+    assert env.call("GET", "/v1/traces", env.bob).json() == {"traces": []}
+
+
+def test_a_key_retrieves_only_its_groups_documents(env: Env) -> None:
+    question = "When does the merger with Contoso close?"
+    public = ask(env, question, env.alice)
+    trace = env.call("GET", f"/v1/traces/{public['trace_id']}", env.alice).json()
+    assert all(not (s["key"] or "").startswith("legal:") for s in trace["sources"])
+    assert all(MERGER not in s["text"] for s in trace["sources"])
+    assert public["status"] in ("abstained", "partial", "grounded")
+    assert all("1 March 2027" not in c["text"] for c in public["claims"])
+    lawyer = ask(env, question, env.lawyer)
+    assert lawyer["status"] == "grounded"
+    assert any(c["document"] == "legal:merger.txt" for c in lawyer["cards"])
+
+
+def test_ask_with_no_readable_match_is_a_helpful_abstention(env: Env) -> None:
+    a = ask(env, "zebra quantum saxophone", env.alice)
+    assert a["status"] == "abstained" and a["claims"] == []
+    assert a["abstention"]["searched"] == []
+    assert "access groups" in a["abstention"]["next_step"]
+
+
+def test_history_lists_only_the_callers_answers_newest_first(env: Env) -> None:
+    ask(env, "How many weeks of parental leave do employees get?", env.alice)
+    ask(env, "zebra quantum saxophone", env.alice)
+    ask(env, "Germany parental allowance top up", env.bob)
+    history = env.call("GET", "/v1/traces", env.alice).json()["traces"]
+    assert [t["question"] for t in history] == [
+        "zebra quantum saxophone", "How many weeks of parental leave do employees get?"]
+    assert history[1]["claims"] and history[1]["claims"][0]["citations"][0]["valid"] is True
+    assert len(env.call("GET", "/v1/traces?limit=1", env.alice).json()["traces"]) == 1
+    error_of(env.call("GET", "/v1/traces?limit=0", env.alice), 422, "invalid_request")
+    error_of(env.call("GET", "/v1/traces?limit=abc", env.alice), 422, "invalid_request")
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [({"question": ""}, "question"), ({"question": "q", "limit": 0}, "limit"),
+     ({"question": "q", "format": "cites"}, "format"), ({}, "question")],
+)
+def test_malformed_ask_bodies_get_422(env: Env, body: dict[str, Any], says: str) -> None:
+    assert says in error_of(env.call("POST", "/v1/ask", env.alice, json=body), 422,
+                            "invalid_request")  # fmt: skip
+
+
+# -- streaming ---------------------------------------------------------------------------
+
+
+def events(text: str) -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for block in text.strip().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.splitlines())
+        out.append((lines["event"], json.loads(lines["data"])))
+    return out
+
+
+def scripted_env(tmp_path: Path, outputs: list[Any]) -> Env:
+    provider = ScriptedProvider(outputs)
+    return Env(f"sqlite:///{tmp_path / 'qb.db'}", provider=lambda: provider)
+
+
+def answer_json(*claims: tuple[str, str, str]) -> str:
+    return json.dumps({"answerable": True, "claims": [
+        {"text": t, "citations": [{"source": s, "quote": q}]} for t, s, q in claims]})  # fmt: skip
+
+
+def test_stream_sends_claims_only_after_verification(tmp_path: Path) -> None:
+    good = ("Employees get 16 weeks of paid parental leave.", "S1", LEAVE)
+    bad = ("Germany tops up to full salary for 20 weeks.", "S1", "tops up to full salary for 20")
+    env = scripted_env(tmp_path, [answer_json(good, bad), answer_json(good, bad)])
+    r = env.call("POST", "/v1/ask", env.alice, json={"question": "parental leave weeks Germany",
+                                                      "stream": True})  # fmt: skip
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+    seq = events(r.text)
+    kinds = [k for k, _ in seq]
+    assert kinds[-1] == "answer" and kinds.count("answer") == 1
+    stages = [d["stage"] for k, d in seq if k == "progress"]
+    assert stages == ["searching", "retrieved", "generating", "verified", "repairing",
+                      "generating", "verified"]  # fmt: skip
+    first_claim = kinds.index("claim")
+    assert first_claim > max(i for i, (k, d) in enumerate(seq) if d.get("stage") == "verified")
+    claims = [d for k, d in seq if k == "claim"]
+    final = seq[-1][1]
+    assert [c["text"] for c in claims] == [c["text"] for c in final["claims"]] == [good[0]]
+    assert all(c["verified"] and c["trace_id"] == final["trace_id"] for c in claims)
+    assert final["status"] == "partial" and final["counts"]["dropped_claims"] == 1
+
+
+def test_stream_of_an_unreadable_answer_sends_no_claim(tmp_path: Path) -> None:
+    env = scripted_env(tmp_path, ['{"claims": [ {"text": "16 weeks', "not json either"])
+    r = env.call("POST", "/v1/ask", env.alice, json={"question": "parental leave weeks",
+                                                      "stream": True})  # fmt: skip
+    seq = events(r.text)
+    assert "claim" not in [k for k, _ in seq]
+    assert seq[-1][1]["status"] == "abstained"
+    assert "could not be read" in seq[-1][1]["abstention"]["missing"]
+
+
+class Exploding(Provider):
+    name = "exploding"
+
+    def complete(self, request: Any) -> Any:
+        raise RuntimeError("secret internal detail")
+
+
+def test_unexpected_failures_are_a_plain_500_and_provider_errors_a_status(tmp_path: Path) -> None:
+    env = Env(f"sqlite:///{tmp_path / 'qb.db'}", provider=lambda: Exploding("x"))
+    r = env.call("POST", "/v1/ask", env.alice, json={"question": "parental leave weeks"})
+    assert "server log" in error_of(r, 500, "internal")
+    assert "secret internal detail" not in r.text
+    r = env.call("POST", "/v1/ask", env.alice, json={"question": "parental leave weeks",
+                                                      "stream": True})  # fmt: skip
+    kind, data = events(r.text)[-1]
+    assert kind == "error" and data["code"] == "internal" and "server log" in data["message"]
+    failing = scripted_env(tmp_path / "b", [ProviderError("timeout", "model timed out")])
+    a = ask(failing, "parental leave weeks", failing.alice)
+    assert a["status"] == "provider_error" and "timed out" in a["abstention"]["missing"]
+
+
+def test_the_service_runs_on_postgresql_too(pg_url: str) -> None:
+    env = Env(pg_url)
+    a = ask(env, "How many weeks of parental leave do employees get?", env.alice)
+    assert a["status"] == "grounded"
+    sid = a["cards"][0]["quotes"][0]["source"]
+    view = env.call("GET", f"/v1/traces/{a['trace_id']}/sources/{sid}", env.alice)
+    assert view.status_code == 200 and view.json()["spans"]
+    error_of(env.call("GET", f"/v1/traces/{a['trace_id']}", env.bob), 404, "not_found")
+    assert ask(env, "When does the merger close?", env.lawyer)["status"] == "grounded"

@@ -1,0 +1,186 @@
+"""The web page in real headless Chromium (Debian's /usr/bin/chromium, driven by Playwright):
+ask, click a chip, read the highlighted quote; a hostile source stays inert; an abstention
+shows its helpful state; the history page lists past answers.
+
+Screenshots go to the test's tmp dir, and also to $QB_SCREENSHOTS when set (``make
+screenshots`` writes the ones the README shows, under docs/img/).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from quotebound.ingest import chunk_document, iter_files, load_file
+from quotebound.providers.extractive import ExtractiveProvider
+from quotebound.server import ServerConfig, create_app
+from quotebound.store import open_store
+from serverkit import HOSTILE, doc, live_server
+
+CHROMIUM = "/usr/bin/chromium"
+HANDBOOK = Path(__file__).resolve().parent.parent / "examples" / "handbook"
+FLAGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"no {CHROMIUM}: install Debian's chromium (make test does, as root)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        assert launched.version.split(".")[0] == _debian_major()  # Debian's, not a download
+        yield launched
+        launched.close()
+
+
+def _debian_major() -> str:
+    import subprocess
+
+    out = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True, check=True)
+    return next(w for w in out.stdout.split() if w[:1].isdigit()).split(".")[0]
+
+
+class Site:
+    def __init__(self, base: str, page: Any, secret: str, shots: Path) -> None:
+        self.base, self.page, self.secret, self.shots = base, page, secret, shots
+
+    def sign_in(self) -> None:
+        self.page.goto(self.base + "/")
+        self.page.fill("#key", self.secret)
+        self.page.click("#key-form button")
+        self.page.wait_for_selector("#who.ok")
+
+    def ask(self, question: str) -> None:
+        self.page.fill("#question", question)
+        self.page.click("#ask-button")
+        self.page.wait_for_selector("#answer .status")
+
+    def shot(self, name: str) -> None:
+        self.page.screenshot(path=str(self.shots / name), full_page=False)
+        target = os.environ.get("QB_SCREENSHOTS")
+        if target:
+            Path(target).mkdir(parents=True, exist_ok=True)
+            self.page.screenshot(path=str(Path(target) / name), full_page=False)
+
+
+@pytest.fixture
+def site(browser: Any, tmp_path: Path) -> Iterator[Site]:
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        store.ingest("web", *doc("release.html", HOSTILE, title="<b>Release</b> notes"))
+        for path, name in iter_files([HANDBOOK]):  # a real corpus through the real ingest path
+            loaded = load_file(path, name)
+            store.ingest("handbook", loaded, chunk_document(loaded),
+                         url=f"https://handbook.northwind.example/{name}")  # fmt: skip
+        secret = store.create_key(name="browser test")[1]
+    app = create_app(ServerConfig(store_url=url, provider=ExtractiveProvider))
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    with live_server(app) as base:
+        yield Site(base, page, secret, tmp_path)
+    context.close()
+    assert errors == [], f"JavaScript errors on the page: {errors}"
+
+
+def test_a_chip_opens_the_source_with_the_quote_highlighted(site: Site) -> None:
+    from playwright.sync_api import expect
+
+    site.sign_in()
+    site.ask("How many weeks of parental leave do employees get in Germany?")
+    page = site.page
+    claims = page.locator("#answer .claims .claim")
+    expect(claims.first).to_be_visible()
+    texts = claims.all_inner_texts()
+    assert any("16 weeks" in t for t in texts)
+    quotes = page.locator("#answer .cards blockquote").all_inner_texts()
+    expect(page.locator("#answer .status")).to_contain_text("status grounded")
+    site.shot("answer.png")
+    page.locator("#answer .claims .chip").first.click()
+    panel = page.locator("#panel")
+    expect(panel).to_be_visible()
+    current = page.locator("#panel-text mark.current")
+    expect(current).to_be_visible()
+    expect(current).to_be_in_viewport()
+    assert any(current.inner_text() in q for q in quotes)
+    assert len(page.locator("#panel-text").inner_text()) > len(current.inner_text())
+    expect(page.locator("#panel-title")).to_have_text("Leave policy")
+    expect(page.locator("#panel-meta")).to_contain_text("handbook:leave.md")
+    href = page.locator("#panel-link").get_attribute("href")
+    assert href is not None
+    assert href.startswith("https://handbook.northwind.example/leave.md#:~:text=")
+    site.shot("source-panel.png")
+    for n in range(claims.count()):  # each claim's chip opens the quote behind that claim
+        claims.nth(n).locator(".chip").first.click()
+        expect(current).to_be_visible()
+        assert current.inner_text() in claims.nth(n).inner_text()
+    page.click("#panel-close")
+    expect(panel).to_be_hidden()
+
+
+def test_a_hostile_source_renders_as_inert_text(site: Site) -> None:
+    from playwright.sync_api import expect
+
+    site.sign_in()
+    site.ask("When does the vendor portal migration finish in the project plan?")
+    page = site.page
+    expect(page.locator("#answer .claims .claim").first).to_contain_text("<script>")
+    page.locator("#answer .claims .chip").first.click()
+    expect(page.locator("#panel-text")).to_contain_text("<script>window.__pwned = 1</script>")
+    expect(page.locator("#panel-text")).to_contain_text('<img src=x onerror="window.__pwned=2">')
+    expect(page.locator("#panel-title")).to_have_text("<b>Release</b> notes")
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("script").count() == 1  # app.js, nothing from the source
+    assert page.locator("img").count() == 0
+    site.shot("hostile-source.png")
+
+
+def test_an_abstention_shows_what_was_searched_and_what_next(site: Site) -> None:
+    from playwright.sync_api import expect
+
+    site.sign_in()
+    site.ask("zebra quantum saxophone")
+    box = site.page.locator("#answer .abstention")
+    expect(box).to_be_visible()
+    expect(box).to_contain_text("Not answered from the documents")
+    expect(box).to_contain_text("Searched: nothing matched")
+    expect(box).to_contain_text("Next step:")
+    assert site.page.locator("#answer .claims .claim").count() == 0
+    site.shot("abstention.png")
+
+
+def test_the_history_page_lists_past_answers_and_reopens_citations(site: Site) -> None:
+    from playwright.sync_api import expect
+
+    site.sign_in()
+    site.ask("How many weeks of parental leave do employees get in Germany?")
+    site.ask("zebra quantum saxophone")
+    page = site.page
+    page.click("#nav-history")
+    traces = page.locator("#history article.trace")
+    expect(traces).to_have_count(2)
+    expect(traces.nth(0).locator("h3")).to_have_text("zebra quantum saxophone")
+    expect(traces.nth(1).locator(".claim.kept").first).to_contain_text("weeks")
+    traces.nth(1).locator("button.chip").first.click()
+    expect(page.locator("#panel-text mark.current")).to_be_visible()
+    site.shot("history.png")
+
+
+def test_a_wrong_key_is_told_plainly(site: Site) -> None:
+    from playwright.sync_api import expect
+
+    page = site.page
+    page.goto(site.base + "/")
+    page.fill("#key", "qb_wrong")
+    page.click("#key-form button")
+    expect(page.locator("#who.bad")).to_contain_text("unknown or revoked API key")
