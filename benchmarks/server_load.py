@@ -123,7 +123,8 @@ def main() -> int:
         base = f"http://127.0.0.1:{port}"
         try:
             check = httpx.post(f"{base}/v1/verify", content=payload, timeout=30,
-                               headers={"Authorization": f"Bearer {secret}"})  # fmt: skip
+                               headers={"Authorization": f"Bearer {secret}",
+                                        "Content-Type": "application/json"})  # fmt: skip
             verdict = check.json()
             assert check.status_code == 200 and verdict["status"] == "partial", verdict
             assert verdict["counts"]["kept"] == 7 and verdict["counts"]["citations"] == 11

@@ -2,7 +2,7 @@
 # The demo, offline: (1) verify three bundled model answers; (2) ingest a small fictional
 # handbook and ask it three questions with the embedded local model (an answer, a question
 # whose draft needs a repair or a drop, one the handbook cannot answer); (3) the repair path
-# shown step by step with a scripted model.
+# shown step by step with a scripted model; (4) the HTTP service for a few seconds.
 # Usage: examples/demo.sh PATH/TO/quotebound
 set -u
 qb=${1:-quotebound}
@@ -35,3 +35,9 @@ done
 
 echo "### 3. repair: a scripted model's first draft misquotes a number"
 "$py" "$here/repair_demo.py" "$store"
+
+echo
+echo "### 4. the HTTP service: ask over server-sent events, reopen the cited source"
+"$py" "$here/service_demo.py" "$store" || exit $?
+echo
+echo "Run it yourself: $qb keys create --store $store; $qb serve --store $store  (then open http://127.0.0.1:8000/)"

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from quotebound import Source, WorkingSet, verify
 from quotebound.providers.base import Provider, ProviderError
@@ -347,3 +349,42 @@ def test_the_service_runs_on_postgresql_too(pg_url: str) -> None:
     assert view.status_code == 200 and view.json()["spans"]
     error_of(env.call("GET", f"/v1/traces/{a['trace_id']}", env.bob), 404, "not_found")
     assert ask(env, "When does the merger close?", env.lawyer)["status"] == "grounded"
+
+
+# -- fuzz: any JSON body is answered with a verdict or a clear 4xx, never a 500 ---------------
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=40),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner,
+                                                                 max_size=4),
+    max_leaves=12,
+)  # fmt: skip
+_source = st.fixed_dictionaries(
+    {"id": st.text(max_size=6), "text": st.text(max_size=200)},
+    optional={"kind": st.sampled_from(["document", "tool", "user", "other"]),
+              "page": st.integers(-2, 5), "updated": st.text(max_size=12)},
+)  # fmt: skip
+_body = st.fixed_dictionaries(
+    {"sources": st.lists(_source, max_size=4), "output": st.text(max_size=300)},
+    optional={"format": st.sampled_from(["auto", "json", "inline", "evidence", "cites", "x"]),
+              "policy": st.fixed_dictionaries({}, optional={
+                  "min_quote_words": st.integers(-1, 50), "max_quote_words": st.integers(-1, 50),
+                  "sentinels": st.lists(st.text(max_size=10), max_size=2)})},
+)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(body=st.one_of(_json, _body))
+def test_any_verify_body_gets_a_verdict_or_a_clear_4xx(fuzz_env: Env, body: Any) -> None:
+    r = fuzz_env.call("POST", "/v1/verify", fuzz_env.alice, json=body)
+    assert r.status_code in (200, 400, 413, 422), r.text
+    data = r.json()
+    if r.status_code == 200:
+        assert data["status"] in ("grounded", "partial", "ungrounded", "abstained", "unparseable")
+    else:
+        assert data["error"]["code"] and data["error"]["message"]
+
+
+@pytest.fixture(scope="module")
+def fuzz_env(tmp_path_factory: pytest.TempPathFactory) -> Env:
+    return Env(f"sqlite:///{tmp_path_factory.mktemp('fuzz') / 'qb.db'}")
