@@ -1,0 +1,191 @@
+"""SQLite retrieval ranks exactly as a plain FTS5 bm25 query over every visible chunk.
+
+``SQLiteStore.search`` scores only the rows that could reach the top k (a bound per word, a
+threshold from the rarest words); these tests hold it to the plain query it replaces, hit for
+hit and score for score, on a corpus with common and rare words, ACL groups, corpora, shared
+chunk texts, old versions and deleted documents, at several limits, and with the top-rows
+fetch cut small so that its slow path runs too.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import quotebound.store.sqlite as sqlite_store
+from quotebound.corpus import Chunk, LoadedDocument
+from quotebound.store import Hit, open_store
+from quotebound.store.sql import HIT_COLUMNS, hit_from_row, visible
+from quotebound.store.sqlite import SQLiteStore, _can_reach, fts_query
+
+SEED = 20260301
+CORPORA = ("handbook", "finance")
+GROUPS = ("hr", "legal", "execs")
+# A few words in most chunks, more in some, many in few (names): a Zipf-like spread.
+COMMON = ("staff", "team", "days", "approval", "records", "manager")
+MIDDLE = tuple(f"topic{i}" for i in range(40))
+RARE = tuple(f"name{i}" for i in range(400))
+
+# The query the ranker replaces: every matching row scored, filtered, sorted, cut at the limit.
+REFERENCE = (
+    f"SELECT {HIT_COLUMNS}, -top.score FROM ("
+    "SELECT o.id AS oid, bm25(chunk_fts) AS score, d.key AS dkey, o.ordinal AS ord "
+    "FROM chunk_fts JOIN occurrences o ON o.chunk_id = chunk_fts.rowid "
+    "JOIN documents d ON d.id = o.document_id "
+    "WHERE chunk_fts MATCH ? AND {where} ORDER BY score, dkey, ord LIMIT ?) top "
+    "JOIN occurrences o ON o.id = top.oid JOIN chunk_texts ct ON ct.id = o.chunk_id "
+    "JOIN documents d ON d.id = o.document_id ORDER BY top.score, top.dkey, top.ord"
+)
+
+
+def reference(
+    store: SQLiteStore, query: str, corpora: tuple[str, ...] | None, groups: tuple[str, ...], k: int
+) -> list[Hit]:
+    match = fts_query(query)
+    if match is None:
+        return []
+    where, params = visible(corpora, groups)
+    rows = store._conn.execute(REFERENCE.format(where=where), (match, *params, k)).fetchall()
+    return [hit_from_row(r) for r in rows]
+
+
+def _paragraph(rng: random.Random) -> str:
+    words = []
+    for _ in range(rng.randint(8, 40)):
+        r = rng.random()
+        pool = COMMON if r < 0.35 else MIDDLE if r < 0.8 else RARE
+        words.append(pool[min(int(rng.paretovariate(1.2)) - 1, len(pool) - 1)])
+        if rng.random() < 0.3:  # names cluster: a document repeats its own
+            words.append(rng.choice(RARE))
+    return " ".join(words) + "."
+
+
+def _doc(name: str, paragraphs: list[str]) -> tuple[LoadedDocument, list[Chunk]]:
+    text = "\n\n".join(paragraphs)
+    chunks, at = [], 0
+    for para in paragraphs:
+        chunks.append(Chunk(para, at, at + len(para)))
+        at += len(para) + 2
+    return LoadedDocument(name=name, text=text, media_type="text/plain"), chunks
+
+
+@pytest.fixture(scope="module")
+def corpus_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SQLiteStore]:
+    rng = random.Random(SEED)
+    path: Path = tmp_path_factory.mktemp("ranking") / "store.db"
+    with open_store(f"sqlite:///{path}") as store:
+        assert isinstance(store, SQLiteStore)
+        shared = _paragraph(rng)  # one chunk text in several documents: equal scores, tie-break
+        for n in range(240):
+            paragraphs = [_paragraph(rng) for _ in range(rng.randint(3, 8))]
+            if n % 40 == 0:
+                paragraphs.append(shared)
+            acl = (rng.choice(GROUPS),) if rng.random() < 0.25 else ()
+            doc, chunks = _doc(f"doc{n:03d}.txt", paragraphs)
+            store.ingest(CORPORA[n % 2], doc, chunks, acl=acl)
+        for n in range(0, 240, 17):  # a new version of some: the old one must not be found
+            doc, chunks = _doc(f"doc{n:03d}.txt", [_paragraph(rng) for _ in range(4)])
+            store.ingest(CORPORA[n % 2], doc, chunks)
+        for n in range(5, 240, 23):
+            store.delete(f"{CORPORA[n % 2]}:doc{n:03d}.txt")
+        yield store
+
+
+def _queries(count: int, seed: int) -> list[tuple[str, tuple[str, ...] | None, tuple[str, ...]]]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        words = [
+            rng.choice(COMMON if r < 0.3 else MIDDLE if r < 0.7 else RARE)
+            for r in (rng.random() for _ in range(rng.randint(2, 9)))
+        ]
+        if rng.random() < 0.2:
+            words.append("unknownword")
+        text = " ".join(words)
+        if rng.random() < 0.2:
+            text = f"What does the policy say about {text}?"
+        corpora: tuple[str, ...] | None = (rng.choice(CORPORA),) if rng.random() < 0.4 else None
+        groups = tuple(rng.sample(GROUPS, rng.randint(0, 2)))
+        out.append((text, corpora, groups))
+    return out
+
+
+@pytest.mark.parametrize("fetch_rows", [100, 3])
+@pytest.mark.parametrize("limit", [1, 3, 10, 40])
+def test_search_equals_full_bm25(
+    corpus_store: SQLiteStore, monkeypatch: pytest.MonkeyPatch, limit: int, fetch_rows: int
+) -> None:
+    monkeypatch.setattr(sqlite_store, "FETCH_ROWS", fetch_rows)
+    for text, corpora, groups in _queries(60, SEED + limit + fetch_rows):
+        got = corpus_store.search(text, corpora=corpora, groups=groups, limit=limit)
+        assert got == reference(corpus_store, text, corpora, groups, limit), (text, corpora, groups)
+
+
+def test_pruning_runs_and_never_returns_hidden_chunks(corpus_store: SQLiteStore) -> None:
+    # The candidate query must actually prune on this corpus (else the test above proves
+    # little), and what it returns stays inside the caller's groups and corpora.
+    text = f"{COMMON[0]} {COMMON[1]} {MIDDLE[0]} {MIDDLE[3]} {RARE[0]} {RARE[1]}"
+    ranker = sqlite_store._Ranker(
+        corpus_store._conn.cursor(), text.split(), *visible(None, ()), limit=10
+    )
+    bounded = ranker._bounded()
+    assert bounded is not None
+    rare, bounds = bounded
+    assert bounds == sorted(bounds, reverse=True)
+    theta = ranker._threshold(rare)
+    assert theta > 0
+    assert isinstance(_can_reach(rare, bounds, theta), str)
+    hidden = {
+        key
+        for (key,) in corpus_store._conn.execute(
+            "SELECT d.key FROM documents d JOIN document_acl a ON a.document_id = d.id"
+        )
+    }
+    for groups in ((), ("hr",)):
+        hits = corpus_store.search(text, corpora=["finance"], groups=groups, limit=50)
+        assert hits
+        assert all(h.key.startswith("finance:") for h in hits)
+        assert groups or not {h.key for h in hits} & hidden
+
+
+def test_ties_break_by_key_and_ordinal_deterministically(corpus_store: SQLiteStore) -> None:
+    shared = corpus_store._conn.execute(
+        "SELECT ct.text FROM chunk_texts ct JOIN occurrences o ON o.chunk_id = ct.id "
+        "GROUP BY ct.id HAVING count(*) > 2 LIMIT 1"
+    ).fetchone()[0]
+    query = " ".join(dict.fromkeys(w.strip(".") for w in shared.split()))
+    first = corpus_store.search(query, limit=20, groups=GROUPS)
+    assert first == corpus_store.search(query, limit=20, groups=GROUPS)
+    same = [h for h in first if h.text == shared]
+    assert len(same) > 1 and len({h.score for h in same}) == 1
+    assert [(h.key, h.ordinal) for h in same] == sorted((h.key, h.ordinal) for h in same)
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_candidate_query_keeps_every_row_that_can_reach_theta(seed: int) -> None:
+    # Evaluate the FTS5 boolean query on every set of words a row could hold: each set
+    # whose bounds add up to theta must match; a set that matches may still fall short.
+    rng = random.Random(seed)
+    n = rng.randint(2, 7)
+    terms = [f"w{i}" for i in range(n)]
+    bounds = sorted((rng.uniform(0.0, 8.0) for _ in range(n)), reverse=True)
+    theta = rng.uniform(0.1, sum(bounds) * 1.1)
+    query = _can_reach(terms, bounds, theta)
+    for mask in range(1, 2**n):
+        held = {terms[i] for i in range(n) if mask >> i & 1}
+        total = sum(bounds[i] for i in range(n) if mask >> i & 1)
+        matches = query is True or (isinstance(query, str) and _eval(query, held))
+        if total >= theta:
+            assert matches, (terms, bounds, theta, query, held)
+
+
+def _eval(query: str, held: set[str]) -> bool:
+    """The truth of a query of quoted words, AND, OR and brackets for a row holding ``held``."""
+    expr = query.replace("(", " ( ").replace(")", " ) ")
+    tokens = [
+        t if t in ("(", ")", "AND", "OR") else str(t.strip('"') in held) for t in expr.split()
+    ]
+    return bool(eval(" ".join(tokens).replace("AND", "and").replace("OR", "or")))
