@@ -33,12 +33,15 @@ def main(store_url: str) -> int:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(300):
+        for _ in range(600):
             try:
                 httpx.get(f"{base}/healthz", timeout=1)
                 break
             except httpx.TransportError:
                 time.sleep(0.05)
+        else:
+            print("the server did not start within 30 s", file=sys.stderr)
+            return 1
         print(f"quotebound serve --provider extractive: listening on {base}/ (the web page)")
         headers = {"Authorization": f"Bearer {secret}"}
         question = "How soon must receipts be uploaded?"
@@ -59,8 +62,8 @@ def main(store_url: str) -> int:
                     elif event == "answer":
                         answer = data
         if answer is None or not answer["claims"]:
-            print("  (no claim was verified)")
-            return 0
+            print("  no claim was verified: the demo expected one", file=sys.stderr)
+            return 1
         cite = answer["claims"][0]["cites"][0]
         tid, sid = answer["trace_id"], cite["source"]
         view = httpx.get(f"{base}/v1/traces/{tid}/sources/{sid}", headers=headers).json()

@@ -3,22 +3,27 @@ limits, malformed input, streaming."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from quotebound import Source, WorkingSet, verify
+from quotebound.cli import cli
 from quotebound.providers.base import Provider, ProviderError
 from quotebound.providers.extractive import ExtractiveProvider
 from quotebound.providers.scripted import ScriptedProvider
 from quotebound.server import ServerConfig, create_app
 from quotebound.store import open_store
-from serverkit import LEAVE, MERGER, call, fill
+from serverkit import LEAVE, MERGER, call, doc, fill
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -33,9 +38,24 @@ class Env:
             self.lawyer = store.create_key(["legal"], name="lawyer")[1]
         self.app = create_app(ServerConfig(store_url=url, provider=provider, max_body_bytes=20_000,
                                            max_sources=50))  # fmt: skip
+        _opened.append(self)
+
+    def close(self) -> None:
+        self.app.state.stores.close()
 
     def call(self, method: str, path: str, key: str | None = None, **kw: Any) -> Any:
         return call(self.app, method, path, key, **kw)
+
+
+_opened: list[Env] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_pools() -> Iterator[None]:
+    """The ASGI transport runs no lifespan: give the pooled store connections back here."""
+    yield
+    while _opened:
+        _opened.pop().close()
 
 
 @pytest.fixture
@@ -388,3 +408,118 @@ def test_any_verify_body_gets_a_verdict_or_a_clear_4xx(fuzz_env: Env, body: Any)
 @pytest.fixture(scope="module")
 def fuzz_env(tmp_path_factory: pytest.TempPathFactory) -> Env:
     return Env(f"sqlite:///{tmp_path_factory.mktemp('fuzz') / 'qb.db'}")
+
+
+# -- hardening (from review) ---------------------------------------------------------------
+
+
+def test_stored_urls_that_are_not_http_never_become_links(tmp_path: Path) -> None:
+    env = Env(f"sqlite:///{tmp_path / 'qb.db'}")
+    with open_store(env.url) as store:
+        text = "The evil portal closes at nine in the evening daily."
+        store.ingest("evil", *doc("a.txt", text, title="Evil"),
+                     url="javascript:alert(document.domain)//")  # fmt: skip
+    a = ask(env, "When does the evil portal close?", env.alice)
+    assert a["status"] == "grounded"
+    assert all(c["url"] is None and all(q["link"] is None for q in c["quotes"]) for c in a["cards"])
+    sid = a["claims"][0]["cites"][0]["source"]
+    assert env.call("GET", f"/v1/traces/{a['trace_id']}/sources/{sid}", env.alice).json()[
+        "link"] is None  # fmt: skip
+    (tmp_path / "n.txt").write_text("A note.", encoding="utf-8")
+    runner = CliRunner()
+    bad = runner.invoke(cli, ["ingest", str(tmp_path / "n.txt"), "--corpus", "x", "--url-prefix",
+                              "javascript:alert(1)//", "--store", env.url])  # fmt: skip
+    assert bad.exit_code != 0 and "http" in str(bad.exception or bad.output)
+
+
+def test_head_allow_and_api_headers(env: Env) -> None:
+    assert env.call("HEAD", "/").status_code == 200
+    assert env.call("HEAD", "/healthz").status_code == 200
+    r = env.call("GET", "/v1/verify", env.alice)
+    assert r.status_code == 405 and r.headers["allow"] == "POST"
+    me = env.call("GET", "/v1/whoami", env.alice)
+    assert me.headers["x-content-type-options"] == "nosniff"
+    assert me.headers["cache-control"] == "no-store"
+
+
+def test_nul_bytes_and_blank_questions_are_4xx_on_both_backends(store_url: str) -> None:
+    env = Env(store_url)
+    for question in ("leave\x00weeks", "   "):
+        r = env.call("POST", "/v1/ask", env.alice, json={"question": question})
+        error_of(r, 422, "invalid_request")
+    r = env.call("POST", "/v1/ask", env.alice, json={"question": "leave", "corpus": ["h\x00r"]})
+    error_of(r, 422, "invalid_request")
+    error_of(env.call("GET", "/v1/traces/ab%00cd", env.alice), 404, "not_found")
+    a = ask(env, "How many weeks of parental leave?", env.alice)
+    error_of(env.call("GET", f"/v1/traces/{a['trace_id']}/sources/S1%00", env.alice), 404,
+             "not_found")  # fmt: skip
+
+
+def test_a_provider_that_cannot_be_made_is_a_generic_503(tmp_path: Path) -> None:
+    def broken() -> Provider:
+        raise ProviderError("config", "no GGUF file at /srv/secret/model.gguf")
+
+    env = Env(f"sqlite:///{tmp_path / 'qb.db'}", provider=broken)
+    r = env.call("POST", "/v1/ask", env.alice, json={"question": "parental leave weeks"})
+    assert "/srv/secret" not in error_of(r, 503, "provider_unavailable")
+    r = env.call("POST", "/v1/ask", env.alice, json={"question": "leave", "stream": True})
+    assert events(r.text)[-1][1]["code"] == "provider_unavailable"
+
+
+class Gate(Provider):
+    """A model that answers only when the test opens the gate."""
+
+    name = "gate"
+    thread_safe = False
+
+    def __init__(self) -> None:
+        super().__init__("gate")
+        self.open = threading.Event()
+        self.started = threading.Event()
+
+    def complete(self, request: Any) -> Any:
+        self.started.set()
+        assert self.open.wait(30), "the gate was never opened"
+        return ExtractiveProvider().complete(request)
+
+
+def test_waiting_questions_never_block_other_endpoints_and_overflow_is_503(
+    tmp_path: Path,
+) -> None:
+    gate = Gate()
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    env = Env(url, provider=lambda: gate)
+    env.app = create_app(ServerConfig(store_url=url, provider=lambda: gate, ask_workers=2,
+                                      max_waiting=3))  # fmt: skip
+    _opened.append(env)
+
+    async def scenario() -> list[Any]:
+        transport = httpx.ASGITransport(app=env.app, raise_app_exceptions=False)
+        auth = {"Authorization": f"Bearer {env.alice}"}
+        async with httpx.AsyncClient(transport=transport, base_url="http://t", headers=auth,
+                                     timeout=60) as client:  # fmt: skip
+            asks = [asyncio.create_task(client.post("/v1/ask", json={"question": "leave weeks"}))
+                    for _ in range(3)]  # fmt: skip
+            while not gate.started.is_set():
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.2)  # all three admitted and waiting on the model
+            overflow = await client.post("/v1/ask", json={"question": "leave weeks"})
+            others = [await client.get("/v1/whoami"), await client.get("/v1/traces"),
+                      await client.get("/healthz")]  # fmt: skip
+            still_waiting = not any(t.done() for t in asks)
+            gate.open.set()
+            answered = await asyncio.gather(*asks)
+            return [overflow, others, still_waiting, answered]
+
+    overflow, others, still_waiting, answered = asyncio.run(scenario())
+    assert "already waiting" in error_of(overflow, 503, "busy")
+    assert overflow.headers["retry-after"] == "5"
+    assert [r.status_code for r in others] == [200, 200, 200] and still_waiting
+    assert [r.json()["status"] for r in answered] == ["grounded"] * 3
+
+
+def test_store_connections_are_pooled_not_leaked(env: Env) -> None:
+    for _ in range(30):
+        assert env.call("GET", "/v1/whoami", env.alice).status_code == 200
+        error_of(env.call("GET", "/v1/traces/0123abc", env.alice), 404, "not_found")
+    assert env.app.state.stores.opened <= 2

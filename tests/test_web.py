@@ -8,6 +8,7 @@ screenshots`` writes the ones the README shows, under docs/img/).
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 
 from quotebound.ingest import chunk_document, iter_files, load_file
 from quotebound.providers.extractive import ExtractiveProvider
+from quotebound.providers.scripted import ScriptedProvider
 from quotebound.server import ServerConfig, create_app
 from quotebound.store import open_store
 from serverkit import HOSTILE, doc, live_server
@@ -139,7 +141,14 @@ def test_a_hostile_source_renders_as_inert_text(site: Site) -> None:
     expect(page.locator("#panel-text")).to_contain_text("<script>window.__pwned = 1</script>")
     expect(page.locator("#panel-text")).to_contain_text('<img src=x onerror="window.__pwned=2">')
     expect(page.locator("#panel-title")).to_have_text("<b>Release</b> notes")
-    assert page.evaluate("window.__pwned") is None
+    assert page.evaluate("window.__pwned") is None  # the CSP alone would stop this one...
+    # ...so check the DOM: source text made no element anywhere, it is all text nodes
+    claim = page.locator("#answer .claims .claim").first
+    assert claim.locator("*").evaluate_all("els => els.map(e => e.tagName)") == ["BUTTON"]
+    assert page.locator("#panel-text *").evaluate_all("els => els.map(e => e.tagName)") == [
+        "MARK"]  # fmt: skip
+    assert page.locator("#panel-title *").count() == 0
+    assert page.locator("#answer .cards b, #answer .cards script").count() == 0
     assert page.locator("script").count() == 1  # app.js, nothing from the source
     assert page.locator("img").count() == 0
     site.shot("hostile-source.png")
@@ -184,3 +193,51 @@ def test_a_wrong_key_is_told_plainly(site: Site) -> None:
     page.fill("#key", "qb_wrong")
     page.click("#key-form button")
     expect(page.locator("#who.bad")).to_contain_text("unknown or revoked API key")
+
+
+EMOJI_DOC = (
+    "Intro 😀😀😀😀😀 𝐛𝐨𝐥𝐝 notes here. Employees are entitled to 16 weeks of paid parental "
+    "leave unless local law provides more."
+)
+FIRST = "Employees are entitled to 16 weeks of paid parental leave"
+SECOND = "16 weeks of paid parental leave unless local law provides more"
+
+
+@pytest.fixture
+def scripted_site(browser: Any, tmp_path: Path) -> Iterator[Site]:
+    """One source with astral characters before two overlapping verified quotes."""
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        store.ingest("hr", *doc("leave.txt", EMOJI_DOC, title="Leave"),
+                     url="javascript:window.__pwned=3//")  # fmt: skip
+        secret = store.create_key()[1]
+    answer = json.dumps({"answerable": True, "claims": [
+        {"text": "Employees get 16 weeks of paid parental leave.",
+         "citations": [{"source": "S1", "quote": FIRST}]},
+        {"text": "Local law can give more than the 16 weeks.",
+         "citations": [{"source": "S1", "quote": SECOND}]},
+    ]})  # fmt: skip
+    provider = ScriptedProvider([answer])
+    app = create_app(ServerConfig(store_url=url, provider=lambda: provider))
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    with live_server(app) as base:
+        yield Site(base, context.new_page(), secret, tmp_path)
+    context.close()
+
+
+def test_highlights_are_exact_after_emoji_and_overlapping_quotes(scripted_site: Site) -> None:
+    from playwright.sync_api import expect
+
+    site = scripted_site
+    site.sign_in()
+    site.ask("How many weeks of parental leave?")
+    page = site.page
+    claims = page.locator("#answer .claims .claim")
+    expect(claims).to_have_count(2)
+    current = page.locator("#panel-text mark.current")
+    for n, quote in enumerate((FIRST, SECOND)):
+        claims.nth(n).locator(".chip").click()
+        expect(current).to_have_text(quote)  # the clicked claim's own quote, exactly
+    assert page.locator("#panel-text").inner_text() == EMOJI_DOC
+    assert page.locator("#panel-link").is_hidden()  # a javascript: URL is never a link
+    assert page.evaluate("window.__pwned") is None

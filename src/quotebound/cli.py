@@ -29,6 +29,7 @@ from .packing import DEFAULT_BUDGET_CHARS, chunk_key, pack
 from .parsing import FORMATS
 from .pipeline import Answer, AskOptions, ask
 from .providers import ExtractiveProvider, Provider
+from .resolve import safe_url
 from .sources import WorkingSet
 from .store import ApiKey, Hit, Store, TraceRecord, open_store
 from .traceview import sent_source, source_view, trace_dict
@@ -195,6 +196,8 @@ def ingest_cmd(
         raise InputError("--supersedes names what one document replaces: give a single file")
     if public and groups:
         raise InputError("--public and --acl contradict each other: give one")
+    if url_prefix is not None and safe_url(url_prefix + "x") is None:
+        raise InputError(f"--url-prefix must be an http:// or https:// URL, got {url_prefix!r}")
     acl = [] if public else (list(groups) if groups else None)
     options = _IngestOptions(corpus, acl, url_prefix, supersedes, max_chars)
     done: list[dict[str, Any]] = []
@@ -495,7 +498,7 @@ def serve_cmd(
     store_url: str | None,
 ) -> int:
     """Run the HTTP service and the web page (Ctrl-C stops it). Callers need an API key
-    from `quotebound keys create`."""
+    from `quotebound keys create`. The provider is made (the local model loaded) first."""
     import uvicorn
 
     from .server import ServerConfig, create_app
@@ -504,10 +507,9 @@ def serve_cmd(
         live = [k for k in store.list_keys() if k.revoked_at is None]
     if not live:
         click.echo("note: no API keys yet; create one with: quotebound keys create", err=True)
-    config = ServerConfig(
-        store_url=store_url, max_body_bytes=max_body,
-        provider=lambda: make_provider(provider, model, base_url, api_key, model_path),
-    )  # fmt: skip
+    # Made now, so a missing model file or API key is a clear exit 2 here, not a 503 later.
+    chosen = make_provider(provider, model, base_url, api_key, model_path)
+    config = ServerConfig(store_url=store_url, max_body_bytes=max_body, provider=lambda: chosen)
     click.echo(f"quotebound serving on http://{host}:{port}/ (Ctrl-C stops)", err=True)
     uvicorn.run(create_app(config), host=host, port=port, log_level="warning")
     return EXIT_OK

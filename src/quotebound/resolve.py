@@ -6,6 +6,7 @@ Invariants:
   never from the model.
 - One card per document (several chunks of one document cited are one card, with a quote
   each), numbered in order of first citation, so an answer shows ``[1]``, ``[2]``.
+- Only http(s) URLs become links (a stored ``javascript:`` URL is dropped, never shown).
 - Deep links: a PDF opens at its page (``#page=N``); any other page scrolls to the quote with a
   text fragment (``#:~:text=start,end``).
 """
@@ -16,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote as _percent
+from urllib.parse import urlsplit
 
 from .sources import Source, WorkingSet
 from .verify import Claim, Verdict
@@ -145,8 +147,18 @@ def _valid(claim: Claim, ws: WorkingSet) -> list[tuple[Source, CardQuote | None]
     return out
 
 
+def safe_url(url: str | None) -> str | None:
+    """``url`` without its fragment when it is an http(s) URL; None for anything else
+    (``javascript:``, ``data:``, relative paths): a link a reader clicks must not run code."""
+    if not url:
+        return None
+    base = url.split("#", 1)[0]
+    parts = urlsplit(base)
+    return base if parts.scheme.lower() in ("http", "https") and parts.netloc else None
+
+
 def _base_url(src: Source) -> str | None:
-    return src.url.split("#", 1)[0] if src.url else None
+    return safe_url(src.url)
 
 
 def _label(src: Source) -> str:

@@ -13,7 +13,7 @@ import dataclasses
 from typing import Any
 
 from .errors import NotFoundError
-from .resolve import deep_link
+from .resolve import deep_link, safe_url
 from .store import TraceRecord, TraceSource
 
 
@@ -65,9 +65,9 @@ def source_view(trace: TraceRecord, sid: str) -> dict[str, Any]:
 
 
 def _plain_link(source: TraceSource) -> str | None:
-    if not source.url:
+    base = safe_url(source.url)
+    if base is None:
         return None
-    base = source.url.split("#", 1)[0]
     return f"{base}#page={source.page}" if source.page is not None else base
 
 

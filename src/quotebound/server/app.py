@@ -10,24 +10,30 @@ Invariants:
 - Streaming (``"stream": true``) sends progress, then each claim only after it passed
   verification, then the whole answer: a draft is never shown as verified.
 - Request bodies above ``max_body_bytes`` are refused with 413 before they are parsed.
+- Answers run in their own bounded pool, so a slow model never starves the other endpoints;
+  when too many questions wait, a new one gets 503 ``busy`` at once.
+- Store connections come from a pool, checked out per request and returned; a connection that
+  failed is closed, not reused. Store and provider failures reach clients as a generic 503 (the
+  details, paths included, go to the server log only).
 """
 
 # No `from __future__ import annotations` here: FastAPI reads these annotations at run time.
+import asyncio
 import json
 import logging
-import queue
+import re
 import threading
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager, nullcontext
+from contextlib import asynccontextmanager, contextmanager, nullcontext
 from dataclasses import dataclass
 from importlib import resources
 from typing import Annotated, Any, Literal
 
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from starlette.exceptions import HTTPException
 
 from .. import __version__
@@ -63,7 +69,9 @@ class ServerConfig:
     provider: Callable[[], Provider] = ExtractiveProvider
     max_body_bytes: int = 1 << 20
     max_sources: int = 500
-    ask_workers: int = 8
+    ask_workers: int = 8  # questions answered at once (the local model still takes one at a time)
+    max_waiting: int = 64  # questions running or queued; beyond it a new one gets 503 busy
+    idle_connections: int = 8  # store connections kept open between requests
 
 
 # -- request bodies ----------------------------------------------------------------------
@@ -98,9 +106,14 @@ class VerifyIn(_Body):
     policy: PolicyIn | None = None
 
 
+_Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000,
+                                         pattern=r"^[^\x00]*$")]  # fmt: skip
+_Name = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[^\x00]*$")]
+
+
 class AskIn(_Body):
-    question: str = Field(min_length=1, max_length=4000)
-    corpus: list[str] | None = Field(default=None, description="Search only these corpora")
+    question: _Text
+    corpus: list[_Name] | None = Field(default=None, description="Search only these corpora")
     format: Literal["json", "inline", "evidence"] = "json"
     limit: int = Field(default=20, ge=1, le=200, description="Chunks retrieved before packing")
     budget: int = Field(default=DEFAULT_BUDGET_CHARS, ge=1, le=1_000_000)
@@ -110,16 +123,28 @@ class AskIn(_Body):
 # -- errors ------------------------------------------------------------------------------
 
 
-def _error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+def _error(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None, **extra: Any
+) -> JSONResponse:
+    headers = dict(headers or {})
+    if status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
     body: dict[str, Any] = {"error": {"code": code, "message": message, **extra}}
-    return JSONResponse(body, status_code=status, headers=headers)
+    return JSONResponse(body, status_code=status, headers=headers or None)
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(
+        self, status: int, code: str, message: str, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__(message)
-        self.status, self.code, self.message = status, code, message
+        self.status, self.code, self.message, self.headers = status, code, message, headers
+
+
+_UNAVAILABLE = {
+    "store_error": "the store is unavailable; the server log has the details",
+    "provider_unavailable": "the model is unavailable; the server log has the details",
+}
 
 
 def _status_of(exc: QuoteboundError) -> int:
@@ -151,10 +176,13 @@ def _validation_message(exc: RequestValidationError) -> tuple[int, str, str, lis
 def _install_error_handlers(app: FastAPI) -> None:
     async def on_api_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ApiError)
-        return _error(exc.status, exc.code, exc.message)
+        return _error(exc.status, exc.code, exc.message, exc.headers)
 
     async def on_quotebound(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, QuoteboundError)
+        if isinstance(exc, StoreError):  # paths and server details stay in the log
+            log.error("store error on %s %s: %s", request.method, request.url.path, exc)
+            return _error(503, "store_error", _UNAVAILABLE["store_error"])
         return _error(_status_of(exc), exc.code, str(exc))
 
     async def on_http(request: Request, exc: Exception) -> Response:
@@ -162,13 +190,19 @@ def _install_error_handlers(app: FastAPI) -> None:
         code = _STATUS_CODES.get(exc.status_code, "error")
         message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
         if exc.status_code == 404 and message == "Not Found":
-            message = f"no such endpoint: {request.method} {request.url.path}"
-        return _error(exc.status_code, code, message)
+            message = f"no such endpoint: {request.method} {request.url.path[:200]}"
+        elif exc.status_code == 405 and message == "Method Not Allowed":
+            message = f"{request.method} is not allowed on {request.url.path[:200]}"
+        elif exc.status_code == 400 and code == "bad_request":
+            message = f"the request body could not be read ({message})"
+        return _error(exc.status_code, code, message, dict(exc.headers or {}))
 
     async def on_invalid(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
         status, code, message, details = _validation_message(exc)
-        return _error(status, code, message, **({"details": details} if details else {}))
+        if details:
+            return _error(status, code, message, None, details=details)
+        return _error(status, code, message)
 
     async def on_unexpected(request: Request, exc: Exception) -> Response:
         log.exception("unexpected error on %s %s", request.method, request.url.path)
@@ -192,7 +226,11 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+        if declared is not None and not declared.isdigit():
+            response = _error(400, "bad_request", "Content-Length is not a number")
+            await response(scope, receive, send)
+            return
+        if declared is not None and int(declared) > self.limit:
             response = _error(413, "too_large", f"request body over {self.limit} bytes")
             await response(scope, receive, send)
             return
@@ -214,28 +252,53 @@ class BodyLimit:
 
 
 class _Stores:
-    """One store connection per worker thread (a connection is not shared across threads)."""
+    """A pool of store connections: one is checked out per request and given back after it;
+    at most ``idle`` stay open between requests; one that failed is closed, never reused."""
 
-    def __init__(self, url: str | None) -> None:
+    def __init__(self, url: str | None, idle: int) -> None:
         self.url = url
-        self._local = threading.local()
-        self._opened: list[Store] = []
+        self.idle = idle
+        self._free: list[Store] = []
         self._lock = threading.Lock()
+        self._closed = False
+        self.opened = 0  # connections opened so far (for tests and the log)
 
-    def get(self) -> Store:
-        store: Store | None = getattr(self._local, "store", None)
+    @contextmanager
+    def checkout(self) -> Iterator[Store]:
+        with self._lock:
+            store = self._free.pop() if self._free else None
         if store is None:
             store = open_store(self.url)
-            self._local.store = store
             with self._lock:
-                self._opened.append(store)
-        return store
+                self.opened += 1
+        healthy = False
+        try:
+            yield store
+            healthy = True
+        except StoreError:
+            raise
+        except QuoteboundError:  # the request failed, not the connection (a 404, a 400)
+            healthy = True
+            raise
+        finally:
+            self._give_back(store, healthy)
+
+    def _give_back(self, store: Store, healthy: bool) -> None:
+        """Keep a healthy connection for the next request (up to ``idle``); close the rest.
+        A StoreError, or anything unexpected, closes it: it may be broken."""
+        if healthy and not self._closed:
+            with self._lock:
+                if len(self._free) < self.idle:
+                    self._free.append(store)
+                    return
+        store.close()
 
     def close(self) -> None:
         with self._lock:
-            for store in self._opened:
-                store.close()
-            self._opened.clear()
+            self._closed = True
+            free, self._free = self._free, []
+        for store in free:
+            store.close()
 
 
 class _Model:
@@ -250,7 +313,13 @@ class _Model:
     def get(self) -> Provider:
         with self._make_lock:
             if self._provider is None:
-                self._provider = self._factory()
+                try:
+                    self._provider = self._factory()
+                except QuoteboundError as exc:
+                    log.error("cannot make the provider: %s", exc)
+                    raise ApiError(
+                        503, "provider_unavailable", _UNAVAILABLE["provider_unavailable"]
+                    ) from exc
             return self._provider
 
     def close(self) -> None:
@@ -286,6 +355,34 @@ _PAGE_HEADERS = {
 }
 
 
+_TRACE_ID = re.compile(r"^[0-9a-f]{1,64}$")
+_API_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
+
+
+class ApiHeaders:
+    """``nosniff`` and ``no-store`` on every /v1 response: they carry document text."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not str(scope.get("path", "")).startswith("/v1/"):
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers") or [])
+                present = {k.lower() for k, _ in headers}
+                for name, value in _API_HEADERS.items():
+                    if name.lower().encode() not in present:
+                        headers.append((name.lower().encode(), value.encode()))
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
 def _asset(name: str) -> bytes:
     return resources.files("quotebound.server").joinpath("web", name).read_bytes()
 
@@ -296,9 +393,10 @@ def _asset(name: str) -> bytes:
 def create_app(config: ServerConfig | None = None) -> FastAPI:
     """The service: JSON API, OpenAPI at ``/openapi.json``, web page at ``/``."""
     cfg = config or ServerConfig()
-    stores = _Stores(cfg.store_url)
+    stores = _Stores(cfg.store_url, cfg.idle_connections)
     model = _Model(cfg.provider)
     pool = ThreadPoolExecutor(max_workers=cfg.ask_workers, thread_name_prefix="qb-ask")
+    waiting = threading.BoundedSemaphore(cfg.max_waiting)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
@@ -319,8 +417,16 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
         redoc_url=None,
         lifespan=lifespan,
     )
+    app.state.stores = stores
     app.add_middleware(BodyLimit, limit=cfg.max_body_bytes)
+    app.add_middleware(ApiHeaders)
     _install_error_handlers(app)
+
+    def store() -> Iterator[Store]:
+        with stores.checkout() as opened:
+            yield opened
+
+    Db = Annotated[Store, Depends(store)]
 
     def caller(request: Request) -> ApiKey:
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
@@ -329,39 +435,56 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
                 401, "unauthorized",
                 "send Authorization: Bearer KEY (create a key with: quotebound keys create)",
             )  # fmt: skip
-        key = stores.get().authenticate(token.strip())
+        with stores.checkout() as db:  # given back at once: an ask may wait a long time
+            key = db.authenticate(token.strip())
         if key is None:
             raise ApiError(401, "unauthorized", "unknown or revoked API key")
         return key
 
     Caller = Annotated[ApiKey, Depends(caller)]
+    TraceId = Annotated[str, Path(max_length=64)]
+    Sid = Annotated[str, Path(max_length=200)]
 
     def run_ask(body: AskIn, key: ApiKey, progress: Any = None) -> Answer:
+        """One answer, in the ask pool (never in the request threadpool)."""
         options = AskOptions(
             corpora=body.corpus, groups=key.groups, format=body.format, limit=body.limit,
             budget_chars=body.budget, owner=key.id,
         )  # fmt: skip
         provider = model.get()
         guard = nullcontext() if provider.thread_safe else model.call_lock
-        with guard:
-            return ask(body.question, stores.get(), provider, options, progress)
+        with guard, stores.checkout() as db:
+            return ask(body.question, db, provider, options, progress)
 
-    @app.get("/", include_in_schema=False)
+    def admit() -> None:
+        if not waiting.acquire(blocking=False):
+            raise ApiError(503, "busy", f"{cfg.max_waiting} questions are already waiting; "
+                           "retry shortly", {"Retry-After": "5"})  # fmt: skip
+
+    def release(_: Any = None) -> None:
+        waiting.release()
+
+    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     def page() -> Response:
         return Response(_asset("index.html"), media_type="text/html; charset=utf-8",
                         headers=_PAGE_HEADERS)  # fmt: skip
 
-    @app.get("/static/{name}", include_in_schema=False)
+    @app.api_route("/static/{name}", methods=["GET", "HEAD"], include_in_schema=False)
     def static(name: str) -> Response:
         if name not in _WEB:
-            raise ApiError(404, "not_found", f"no such file: {name}")
+            raise ApiError(404, "not_found", "no such file")
         return Response(_asset(name), media_type=_WEB[name], headers=_PAGE_HEADERS)
 
     @app.get("/healthz", tags=["service"])
-    def healthz() -> dict[str, Any]:
-        """Liveness: the service answers and its store opens."""
-        stores.get()
+    def healthz(db: Db) -> dict[str, Any]:
+        """Liveness: the service answers and its store answers a query."""
+        db.ping()
         return {"ok": True, "version": __version__}
+
+    @app.head("/healthz", include_in_schema=False)
+    def healthz_head(db: Db) -> Response:
+        db.ping()
+        return Response()
 
     @app.get("/v1/whoami", tags=["service"])
     def whoami(key: Caller) -> dict[str, Any]:
@@ -382,56 +505,85 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
         return verify(ws, body.output, body.format, policy).to_dict()
 
     @app.post("/v1/ask", tags=["ask"], response_model=None)
-    def ask_endpoint(body: AskIn, key: Caller) -> dict[str, Any] | StreamingResponse:
+    async def ask_endpoint(body: AskIn, key: Caller) -> dict[str, Any] | StreamingResponse:
         """Answer a question from the documents the key may read: claims verified, cited,
         repaired once or dropped, or a helpful abstention; traced under the key. With
         ``"stream": true``, server-sent events: ``progress``..., ``claim`` per verified claim,
-        then ``answer`` (the same JSON as without streaming), or ``error``."""
+        then ``answer`` (the same JSON as without streaming), or ``error``. 503 ``busy`` when
+        too many questions are waiting."""
+        admit()
         if not body.stream:
-            return run_ask(body, key).to_dict()
+            try:
+                future = pool.submit(run_ask, body, key)
+            except RuntimeError:  # the pool is shutting down
+                release()
+                raise ApiError(503, "busy", "the server is stopping") from None
+            future.add_done_callback(release)
+            answer = await asyncio.wrap_future(future)
+            return answer.to_dict()
         return StreamingResponse(
             _stream(body, key), media_type="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )  # fmt: skip
 
-    def _stream(body: AskIn, key: ApiKey) -> Iterator[str]:
-        events: queue.Queue[tuple[str, Any] | None] = queue.Queue()
+    async def _stream(body: AskIn, key: ApiKey) -> AsyncIterator[str]:
+        loop = asyncio.get_running_loop()
+        events: asyncio.Queue[tuple[str, Any] | None] = asyncio.Queue()
+
+        def put(item: tuple[str, Any] | None) -> None:
+            loop.call_soon_threadsafe(events.put_nowait, item)
 
         def progress(stage: str, data: dict[str, Any]) -> None:
-            events.put(("progress", {"stage": stage, **data}))
+            put(("progress", {"stage": stage, **data}))
 
         def work() -> None:
             try:
-                events.put(("answer", run_ask(body, key, progress)))
+                put(("answer", run_ask(body, key, progress)))
+            except ApiError as exc:
+                put(("error", {"code": exc.code, "message": exc.message}))
+            except StoreError as exc:
+                log.error("store error while answering: %s", exc)
+                put(("error", {"code": "store_error", "message": _UNAVAILABLE["store_error"]}))
             except QuoteboundError as exc:
-                events.put(("error", {"code": exc.code, "message": str(exc)}))
+                put(("error", {"code": exc.code, "message": str(exc)}))
             except Exception:
                 log.exception("unexpected error while answering")
                 message = "internal error; the server log has the details"
-                events.put(("error", {"code": "internal", "message": message}))
+                put(("error", {"code": "internal", "message": message}))
             finally:
-                events.put(None)
+                put(None)
+                release()
 
-        pool.submit(work)
+        try:
+            pool.submit(work)
+        except RuntimeError:
+            release()
+            yield _sse("error", {"code": "busy", "message": "the server is stopping"})
+            return
         yield _sse("progress", {"stage": "searching"})
-        while (item := events.get()) is not None:
+        while (item := await events.get()) is not None:
             kind, payload = item
             if kind == "answer":
-                yield from _claim_events(payload)
+                for event in _claim_events(payload):
+                    yield event
                 yield _sse("answer", payload.to_dict())
             else:
                 yield _sse(kind, payload)
 
+    def _trace(db: Store, trace_id: str, key: ApiKey) -> Any:
+        if not _TRACE_ID.match(trace_id):  # not an id we make: no need to ask the store
+            raise NotFoundError(f"no trace {trace_id[:64]!r}")
+        return db.get_trace(trace_id, owner=key.id)
+
     @app.get("/v1/traces", tags=["traces"])
     def list_traces(
-        key: Caller, limit: Annotated[int, Query(ge=1, le=200)] = 50
+        key: Caller, db: Db, limit: Annotated[int, Query(ge=1, le=200)] = 50
     ) -> dict[str, Any]:
         """The caller's newest answers, each with its claims (kept and dropped) and
         citations."""
-        store = stores.get()
         out = []
-        for summary in store.list_traces(key.id, limit):
-            trace = store.get_trace(summary.id, owner=key.id)
+        for summary in db.list_traces(key.id, limit):
+            trace = db.get_trace(summary.id, owner=key.id)
             out.append({
                 "id": trace.id, "created_at": trace.created_at, "question": trace.question,
                 "status": trace.status, "model": trace.model, "claims": claims_view(trace),
@@ -440,14 +592,14 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
         return {"traces": out}
 
     @app.get("/v1/traces/{trace_id}", tags=["traces"])
-    def get_trace(trace_id: str, key: Caller) -> dict[str, Any]:
+    def get_trace(trace_id: TraceId, key: Caller, db: Db) -> dict[str, Any]:
         """One of the caller's traces: everything sent and received."""
-        return trace_dict(stores.get().get_trace(trace_id, owner=key.id))
+        return trace_dict(_trace(db, trace_id, key))
 
     @app.get("/v1/traces/{trace_id}/sources/{sid}", tags=["traces"])
-    def get_source(trace_id: str, sid: str, key: Caller) -> dict[str, Any]:
+    def get_source(trace_id: TraceId, sid: Sid, key: Caller, db: Db) -> dict[str, Any]:
         """One source exactly as it was sent in the trace, with its verified spans and a link
         to the original at the right page; 404 if ``sid`` was not sent."""
-        return source_view(stores.get().get_trace(trace_id, owner=key.id), sid)
+        return source_view(_trace(db, trace_id, key), sid)
 
     return app

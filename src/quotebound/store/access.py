@@ -58,6 +58,11 @@ class AccessMixin:
     @abstractmethod
     def _sql(self, statement: str) -> str: ...
 
+    def ping(self) -> None:
+        with self._read() as cur:
+            cur.execute("SELECT 1")
+            cur.fetchone()
+
     def create_key(self, groups: Sequence[str] = (), name: str | None = None) -> tuple[ApiKey, str]:
         for group in groups:
             if not group or group != group.strip():

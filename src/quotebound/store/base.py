@@ -252,6 +252,10 @@ class Store(ABC):
         """Revoke a key (it stops authenticating at once); whether it was live."""
 
     @abstractmethod
+    def ping(self) -> None:
+        """Run a trivial query; StoreError when the store does not answer."""
+
+    @abstractmethod
     def close(self) -> None: ...
 
     def __enter__(self) -> Store:

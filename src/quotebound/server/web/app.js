@@ -209,25 +209,55 @@ async function openSource(traceId, sid, span, label) {
     if (src.page) meta.push("page " + src.page);
     $("panel-meta").textContent = meta.join(" · ");
     const link = $("panel-link");
-    if (view.link) { link.href = view.link; link.hidden = false; } else { link.removeAttribute("href"); link.hidden = true; }
-    const spans = view.spans.slice();
-    if (span && !spans.some((s) => s[0] === span[0] && s[1] === span[1])) spans.push(span);
-    spans.sort((x, y) => x[0] - y[0]);
-    let at = 0;
-    let current = null;
-    for (const [start, end] of spans) {
-      if (start < at) continue;
-      text.append(document.createTextNode(src.text.slice(at, start)));
-      const mark = el("mark", {}, src.text.slice(start, end));
-      if (span && start === span[0] && end === span[1]) { mark.className = "current"; current = mark; }
+    if (isWebLink(view.link)) { link.href = view.link; link.hidden = false; } else { link.removeAttribute("href"); link.hidden = true; }
+    // Spans count Unicode code points (the server is Python); JavaScript strings count UTF-16
+    // units, so slice an array of code points, or emoji would shift every highlight.
+    const chars = Array.from(src.text);
+    const current = span ? [span[0], span[1]] : null;
+    const spans = mergeSpans(view.spans.concat(current ? [current] : []));
+    if (current) {
+      appendMarked(text, chars, 0, current[0], spans);
+      const mark = el("mark", { class: "current" }, chars.slice(current[0], current[1]).join(""));
       text.append(mark);
-      at = end;
+      appendMarked(text, chars, current[1], chars.length, spans);
+      mark.scrollIntoView({ block: "center" });
+    } else {
+      appendMarked(text, chars, 0, chars.length, spans);
+      (text.querySelector("mark") || text).scrollIntoView({ block: "center" });
     }
-    text.append(document.createTextNode(src.text.slice(at)));
-    (current || text.querySelector("mark") || text).scrollIntoView({ block: "center" });
   } catch (err) {
     $("panel-meta").textContent = "Error: " + err.message;
   }
+}
+
+function isWebLink(url) {
+  if (!url) return false;
+  try { return ["http:", "https:"].includes(new URL(url).protocol); } catch (_) { return false; }
+}
+
+// Overlapping or touching [start, end) spans, merged and sorted.
+function mergeSpans(spans) {
+  const sorted = spans.map((s) => [s[0], s[1]]).sort((x, y) => x[0] - y[0]);
+  const out = [];
+  for (const s of sorted) {
+    const last = out[out.length - 1];
+    if (last && s[0] <= last[1]) last[1] = Math.max(last[1], s[1]);
+    else out.push(s);
+  }
+  return out;
+}
+
+// chars[from, to) as text, with the parts inside any span marked.
+function appendMarked(container, chars, from, to, spans) {
+  let at = from;
+  for (const [start, end] of spans) {
+    const a = Math.max(start, from), b = Math.min(end, to);
+    if (a >= b) continue;
+    if (a > at) container.append(document.createTextNode(chars.slice(at, a).join("")));
+    container.append(el("mark", {}, chars.slice(a, b).join("")));
+    at = b;
+  }
+  if (at < to) container.append(document.createTextNode(chars.slice(at, to).join("")));
 }
 
 // -- history ---------------------------------------------------------------------------
