@@ -7,18 +7,32 @@
   original lower-cased (digit runs as they are), which is what ``holder_of`` relies on;
 - ``holder_of`` with its prefilter, prepared or not, names the same source as a search of
   every other source's full normalised text;
-- ``id_tokens`` equals normalising every id.
+- ``id_tokens`` equals normalising every id;
+- ``locate_inert`` (normalising windows around an anchor word of an inert text) and
+  ``WorkingSet.locate`` give what ``NormalizedText.locate`` gives; a text cut where ``_cut_ok``
+  allows normalises, in two pieces, exactly as it does whole; ``normalized_at`` inverts the map;
+- ``verify`` on a fresh WorkingSet (fast paths) and on a prepared one give the same verdict,
+  reasons, spans and messages as with every source normalised whole.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from quotebound import NormalizedText, Source, WorkingSet, normalize
-from quotebound.normalize import contains_words, find_words, inert_text, normalize_regular
+from quotebound import NormalizedText, Policy, Source, WorkingSet, normalize, verify
+from quotebound.normalize import (
+    _cut_ok,
+    ascii_lowered,
+    contains_words,
+    find_words,
+    inert_text,
+    locate_inert,
+    normalize_regular,
+)
 from quotebound.verify import _count_words, _trimmed
 
 FAST = settings(max_examples=400, deadline=None)
@@ -136,3 +150,174 @@ def test_id_tokens_equal_normalised_ids(ids: list[str]) -> None:
     unique = list(dict.fromkeys(ids))
     ws = WorkingSet(Source(i, "text") for i in unique)
     assert ws.id_tokens() == frozenset(normalize(i) for i in unique)
+
+
+# -- the anchor-window path (``locate_inert``) and ``WorkingSet.locate`` -----------------------
+
+# Pieces an inert text is made of (curly quotes, dashes, no-break spaces, accented letters,
+# references that decode to punctuation, chains of them), with the numbers that must not
+# blur (14 / 140, 1,000 / 1000) and a few pieces that make a text not inert.
+INERT_PIECES = [
+    "The", "cap", "Cap", "EUR", "eur", "14", "140", "1,000", "1000", "1.5", "days", "job-14",
+    "the", "x", "Ab", " ", " ", " ", "  ", "\n", "\n\n", "\t", ".", ",", "-", "'", '"', "&",
+    "\u00a0", "\u2019", "\u201c", "\u201d", "\u2014", "\u00e9", "caf\u00e9", "\u00c9T\u00c9",
+    "&amp;", "&nbsp;", "&lt;", "&amp;lt;", "&#8217;", "&ampx", "AT&T", "&quot", "&amp;amp;",
+    "&#x2014;", "&gt;&gt;", "&AMP;", "&amp", "#",
+]  # fmt: skip
+SPOILERS = ["\u200b", "\u00ad", "\ufb01", "\uff11", "\uff41", "e\u0301", "\u0130", "\u03a3",
+            "\u03c2", "&#97;", "&#x31;", "\u212a", "\u00b2", "&shy;", "&amp;#97;"]  # fmt: skip
+inert_like = st.lists(st.sampled_from(INERT_PIECES), max_size=60).map("".join)
+any_text = st.one_of(
+    inert_like,
+    text,
+    st.lists(st.sampled_from(INERT_PIECES + SPOILERS), max_size=60).map("".join),
+)
+
+
+@st.composite
+def text_and_needle(draw: st.DrawFn, texts: st.SearchStrategy[str] = any_text) -> tuple[str, str]:
+    """A text and a normalised needle: mostly a slice of the text (so that it is found, also
+    at the very start and end), sometimes trimmed, sometimes unrelated words."""
+    value = draw(texts)
+    how = draw(st.integers(0, 4))
+    if how == 0 or not value:
+        quote = draw(st.one_of(plain_words, inert_like))
+    else:
+        i = draw(st.sampled_from([0, draw(st.integers(0, len(value)))]))
+        j = draw(st.sampled_from([len(value), draw(st.integers(i, len(value)))]))
+        quote = value[i:j]
+        if how == 2:
+            quote = quote.lower()
+    needle = normalize(quote)
+    if how == 3:
+        needle = _trimmed(needle)
+    return value, needle
+
+
+@settings(max_examples=1500, deadline=None)
+@given(text_and_needle(inert_like))
+@example(("x. The cap is 14 days; the cap is 140 days", "the cap is 14 days"))
+@example(("EUR\u00a01,000 a EUR 1000", "eur 1000"))
+@example(("taxes &amp;lt; charges &amp; x", "taxes < charges"))
+@example(("ab &ampx cd", "&x cd"))
+def test_locate_inert_equals_the_full_locate(case: tuple[str, str]) -> None:
+    value, needle = case
+    if not needle or not inert_text(value):
+        return
+    done, span = locate_inert(value, ascii_lowered(value), needle)
+    if done:
+        assert span == NormalizedText(value).locate(needle)
+
+
+@settings(max_examples=800, deadline=None)
+@given(text_and_needle())
+def test_working_set_locate_equals_the_full_locate(case: tuple[str, str]) -> None:
+    value, needle = case
+    if not needle:
+        return
+    assert WorkingSet([Source("S1", value)]).locate("S1", needle) == NormalizedText(value).locate(
+        needle
+    )
+
+
+def test_locate_inert_finds_later_occurrences_in_long_texts() -> None:
+    filler = "Records are kept \u2014 for \u201cyears\u201d &amp; more.\n\n" * 40
+    value = (
+        filler + "The cap is 14\u00a0days. " + filler + "the CAP is 140 days, the cap is 14 days"
+    )
+    full = NormalizedText(value)
+    for needle in ("the cap is 14 days", "cap is 140", "is 14", "zzz 14", "14 days"):
+        assert locate_inert(value, ascii_lowered(value), needle) == (True, full.locate(needle))
+    # an anchor word met too often: not decided here, the caller takes the full path
+    assert locate_inert(value, ascii_lowered(value), "more. the cap") == (False, None)
+    assert WorkingSet([Source("S", value)]).locate("S", "more. the cap") == full.locate(
+        "more. the cap"
+    )
+
+
+@FAST
+@given(any_text, st.data())
+def test_a_safe_cut_splits_the_normalisation_exactly(value: str, data: st.DataObject) -> None:
+    cuts = [c for c in range(1, len(value)) if _cut_ok(value, c)]
+    if not cuts:
+        return
+    c = data.draw(st.sampled_from(cuts))
+    whole, left, right = NormalizedText(value), NormalizedText(value[:c]), NormalizedText(value[c:])
+    assert left.text + right.text == whole.text
+    shift = len(left.text)
+    assert whole._u_norm == left._u_norm + [n + shift for n in right._u_norm]
+    assert whole._u_len == left._u_len + right._u_len
+    assert whole._u_orig == left._u_orig + [o + c for o in right._u_orig]
+    assert whole._u_olen == left._u_olen + right._u_olen
+
+
+@FAST
+@given(any_text)
+def test_normalized_at_inverts_the_map(value: str) -> None:
+    nt = NormalizedText(value)
+    for orig in range(len(value)):
+        q = nt.normalized_at(orig)
+        if q is not None and q < len(nt.text):
+            assert nt._original_at(q, start_side=True) == orig
+
+
+def _answer(claims: list[tuple[str, list[tuple[str, str]]]]) -> str:
+    return json.dumps(
+        {
+            "answerable": True,
+            "missing": "",
+            "claims": [
+                {"text": t, "citations": [{"source": s, "quote": q} for s, q in cits]}
+                for t, cits in claims
+            ],
+        }
+    )
+
+
+@st.composite
+def working_set_and_answer(draw: st.DrawFn) -> tuple[list[Source], str]:
+    texts = draw(st.lists(any_text, min_size=1, max_size=4))
+    sources = [Source(f"S{i}", t) for i, t in enumerate(texts, 1)]
+    joined = "\n".join(texts)  # quotes straddling two sources come from here
+    claims = []
+    for _ in range(draw(st.integers(1, 4))):
+        cits = []
+        for _ in range(draw(st.integers(1, 3))):
+            sid = f"S{draw(st.integers(1, len(texts) + 1))}"  # sometimes one never sent
+            base = draw(st.sampled_from([*texts, joined]))
+            i = draw(st.sampled_from([0, draw(st.integers(0, len(base)))]))
+            j = draw(st.sampled_from([len(base), draw(st.integers(i, len(base)))]))
+            quote = base[i:j]
+            if draw(st.booleans()):
+                quote = quote.lower()
+            cits.append((sid, quote))
+        claim = draw(st.one_of(plain_words, st.sampled_from([q for _, q in cits])))
+        claims.append((claim, cits))
+    return sources, _answer(claims)
+
+
+@settings(max_examples=500, deadline=None)
+@given(working_set_and_answer(), st.integers(1, 4))
+@example(
+    (
+        [Source("S1", "The cap is 14\u00a0days."), Source("S2", "The cap is 140 days.")],
+        _answer([("cap is 14 days", [("S2", "the cap is 14 days"), ("S1", "cap is 140 days")])]),
+    ),
+    2,
+)
+@example(
+    (
+        [Source("S1", "taxes &amp; service"), Source("S2", "charges apply to all")],
+        _answer([("x", [("S1", "service\ncharges apply to")])]),
+    ),
+    1,
+)
+def test_verify_afresh_equals_the_full_path(case: tuple[list[Source], str], words: int) -> None:
+    sources, raw = case
+    policy = Policy(min_quote_words=words)
+    full = WorkingSet(sources)
+    for src in sources:
+        full.normalized(src.id)  # every source normalised whole: the general path
+    expected = verify(full, raw, "json", policy).to_dict()
+    assert verify(WorkingSet(sources), raw, "json", policy).to_dict() == expected
+    assert verify(WorkingSet(sources).prepare(), raw, "json", policy).to_dict() == expected

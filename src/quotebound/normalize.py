@@ -166,12 +166,12 @@ def normalize_regular(text: str) -> str | None:
     return " ".join(low.split())
 
 
-# Non-ASCII characters found inert (see ``inert_text``): the suspect pattern skips them in C.
-# Bounded, like ``_REGULAR``; a character beyond the bound is still judged, one at a time.
+# Non-ASCII characters found inert (see ``inert_text``). Bounded, like ``_REGULAR``; a
+# character beyond the bound is still judged, each time it is met.
 _INERT: set[str] = set()
-_INERT_MAX = 512
-_SUSPECT: list[re.Pattern[str]] = [re.compile(r"[^\x00-\x25\x27-\x7f]")]
+_INERT_MAX = 4096
 _INERT_REFS: dict[str, bool] = {}
+_ASCII_BYTES = bytes(range(128))
 
 
 def _inert_char(ch: str) -> bool:
@@ -213,33 +213,44 @@ def inert_text(text: str) -> bool:
     reference decodes to such characters or ASCII punctuation. A cheap exact prefilter: an
     ASCII run of a needle that ``text.lower()`` lacks is then not in the normalised text.
     """
-    if text.isascii() and "&" not in text:
-        return True
-    pos = 0
-    while True:
-        m = _SUSPECT[0].search(text, pos)
-        if m is None:
-            return True
-        ch = m.group()
-        if ch == "&":
-            ref = _REFERENCE.match(text, m.start())
-            if ref is None:
-                pos = m.end()
+    if not text.isascii():
+        # the non-ASCII characters alone, found in C: UTF-8 without its ASCII bytes
+        rest = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)
+        for ch in set(rest.decode("utf-8", "surrogatepass")):
+            if ch in _INERT:
                 continue
-            after = text[ref.end() : ref.end() + 1]
-            if not _inert_reference(
-                ref.group(), after == "#" or (after.isascii() and after.isalpha())
-            ):
+            if not _inert_char(ch):
                 return False
-            pos = ref.end()
-            continue
-        if not _inert_char(ch):
-            return False
-        if len(_INERT) < _INERT_MAX:
-            _INERT.add(ch)
-            skip = "".join(sorted(_INERT))
-            _SUSPECT[0] = re.compile("[^\\x00-\\x25\\x27-\\x7f" + re.escape(skip) + "]")
-        pos = m.end()
+            if len(_INERT) < _INERT_MAX:
+                _INERT.add(ch)
+    if "&" not in text:
+        return True
+    odd = _ODD_AMPERSAND[0].search(text)
+    while odd is not None:
+        ref = _REFERENCE.match(text, odd.start())
+        if ref is not None:
+            follows_letter = _may_continue(text, ref.end())
+            if not _inert_reference(ref.group(), follows_letter):
+                return False
+            if not follows_letter:
+                _learn_inert_reference(ref.group())
+        odd = _ODD_AMPERSAND[0].search(text, odd.start() + 1)
+    return True
+
+
+# An '&' that does not start a reference already found inert where no letter or '#' follows
+# it (``inert_text`` skips those in C); the references end in ';', so where the text has one,
+# ``_REFERENCE`` matches exactly it. Bounded, like ``_INERT``.
+_KNOWN_REFS: list[str] = []
+_ODD_AMPERSAND: list[re.Pattern[str]] = [re.compile("&")]
+
+
+def _learn_inert_reference(ref: str) -> None:
+    if not ref.endswith(";") or ref in _KNOWN_REFS or len(_KNOWN_REFS) >= 64:
+        return
+    _KNOWN_REFS.append(ref)
+    known = "|".join(re.escape(r[1:]) for r in _KNOWN_REFS)
+    _ODD_AMPERSAND[0] = re.compile(f"&(?!(?:{known})(?![A-Za-z#]))")
 
 
 class NormalizedText:
@@ -279,6 +290,17 @@ class NormalizedText:
         if first is None or last is None:
             return None
         return first, last
+
+    def normalized_at(self, orig: int) -> int | None:
+        """Normalised offset of original offset ``orig``; None if it falls inside a unit (where
+        no normalised character starts one for one)."""
+        k = bisect_right(self._u_orig, orig) - 1
+        if k < 0:
+            return orig
+        start, size = self._u_orig[k], self._u_olen[k]
+        if orig < start + size:
+            return None
+        return self._u_norm[k] + self._u_len[k] + orig - start - size
 
     def _original_at(self, i: int, start_side: bool) -> int | None:
         """Original start of normalised char ``i`` (or original end, for the end side)."""
@@ -484,15 +506,34 @@ def _cluster(text: str, start: int, done: int) -> tuple[int, int, str]:
     return start, end, fold(text[start:end])
 
 
+# A reference's own unit (length, fold, whether its value ends in '&' so that a reference
+# right after it continues it): a memo of a pure function, bounded like ``_REGULAR``.
+# Length 0: not a reference after all.
+_REF_UNITS: dict[str, tuple[int, str, bool]] = {}
+
+
 def _entity(text: str, start: int, end: int) -> tuple[int, int, str] | None:
     """The unit of the reference at ``text[start:end]``, decoded until none is left.
 
     ``&amp;lt;`` (escaped twice) is ``<``, as ``&lt;`` is: a quote copied from an escaped
     prompt and the source it came from normalise alike.
     """
+    ref = text[start:end]
+    known = _REF_UNITS.get(ref)
+    if known is not None:
+        length, folded, chains = known
+        if not length:
+            return None
+        stop = start + length
+        if not chains or not _may_continue(text, stop):
+            return start, stop, folded
     value, stop = _decode_once(text, start, end)
     if stop == start:
+        if len(_REF_UNITS) < 4096:
+            _REF_UNITS[ref] = (0, "", False)
         return None  # not a reference after all ("AT&T"): the '&' is bulk text
+    if known is None and len(_REF_UNITS) < 4096:
+        _REF_UNITS[ref] = (stop - start, fold(value), value.endswith("&"))
     while value.endswith("&"):
         follow = _REFERENCE.match("&" + text[stop : stop + 40])
         if follow is None:
@@ -502,6 +543,12 @@ def _entity(text: str, start: int, end: int) -> tuple[int, int, str] | None:
             break
         value, stop = value[:-1] + more, stop + more_stop - 1
     return start, stop, fold(value)
+
+
+def _may_continue(text: str, stop: int) -> bool:
+    """Whether a reference could start right after a decoded '&' at ``stop`` (a chain)."""
+    after = text[stop : stop + 1]
+    return after == "#" or (after.isascii() and after.isalpha())
 
 
 def _decode_once(text: str, start: int, end: int) -> tuple[str, int]:
@@ -518,6 +565,105 @@ def _decode_once(text: str, start: int, end: int) -> tuple[str, int]:
     while keep < min(len(ref), len(decoded)) - 1 and ref[-1 - keep] == decoded[-1 - keep]:
         keep += 1
     return decoded[: len(decoded) - keep], end - keep
+
+
+def ascii_lowered(text: str) -> bytes:
+    """``text`` with ASCII letters lower-cased and every other non-ASCII character as ``?``,
+    offset for offset (so an ASCII needle found in it is found at the same place in ``text``)."""
+    return text.encode("ascii", "replace").lower()
+
+
+_WINDOW_RUN = re.compile(r"[a-z0-9]+")
+_REF_TAIL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789#;")
+_MAX_ANCHORS = 8
+
+
+def _cut_ok(text: str, c: int) -> bool:
+    """Whether normalising ``text[:c]`` and ``text[c:]`` apart gives, joined, exactly what
+    normalising ``text`` does, units and all: ``c`` is inside a run of ASCII letters and digits
+    (no whitespace run, cluster or mark can cross it) that no reference covers (every unit of a
+    reference, chains included, is an ``&`` followed by letters, digits, ``#`` and ``;``)."""
+    a, b = text[c - 1], text[c]
+    if not (a.isascii() and a.isalnum() and b.isascii() and b.isalnum()):
+        return False
+    j = c - 2
+    while j >= 0 and text[j] in _REF_TAIL:
+        j -= 1
+    return j < 0 or text[j] != "&"
+
+
+def _cut_before(text: str, c: int) -> int:
+    while c > 0 and not _cut_ok(text, c):
+        c -= 1
+    return max(c, 0)
+
+
+def _cut_after(text: str, d: int) -> int:
+    size = len(text)
+    while d < size and not _cut_ok(text, d):
+        d += 1
+    return min(d, size)
+
+
+def locate_inert(text: str, low: bytes, needle: str) -> tuple[bool, tuple[int, int] | None]:
+    """``NormalizedText(text).locate(needle)`` for an *inert* text (``inert_text``), found
+    without normalising all of it: (True, the same result), or (False, None) where this way
+    cannot be sure to be cheap, so the caller takes the full path.
+
+    ``low`` is ``ascii_lowered(text)``. In an inert text every ASCII letter and digit of the
+    normalised text is the same character of ``text`` lower-cased, and letters and digits that
+    follow each other there follow each other here: so every occurrence of the needle has its
+    longest ASCII run (the anchor) at an occurrence of the anchor in ``low``. Around each one,
+    in order, a window of ``text`` cut where the normaliser's units cannot cross (``_cut_ok``)
+    is normalised on its own, which gives exactly that slice of the whole normalised text, and
+    the one place where the needle would have to start is checked as ``locate`` checks it
+    (whole words, no unit cut), with two characters of context on each side.
+    """
+    runs = _WINDOW_RUN.findall(needle)
+    if not runs:
+        return False, None
+    anchor = max(runs, key=len)
+    key = anchor.encode()
+    hits: list[int] = []
+    p = low.find(key)
+    while p >= 0:
+        if len(hits) == _MAX_ANCHORS:
+            return False, None
+        hits.append(p)
+        p = low.find(key, p + 1)
+    if not hits:
+        return True, None
+    k, size, la, n = needle.find(anchor), len(needle), len(anchor), len(text)
+    before, after = k + 2, size - k - la + 2
+    check_left, check_right = needle[0].isalnum(), needle[-1].isalnum()
+    for p in hits:
+        margin_lo, margin_hi = before + 4, after + 4
+        while True:
+            c = _cut_before(text, p - margin_lo)
+            d = _cut_after(text, p + la + margin_hi)
+            if 2 * (d - c) > n and n > 256:
+                return False, None  # windows as large as the text: the full path is cheaper
+            window = NormalizedText(text[c:d])
+            q = window.normalized_at(p - c)
+            if q is None:
+                break  # the anchor is inside a unit (a reference's name): no occurrence here
+            hay = window.text
+            if c > 0 and q < before:
+                margin_lo *= 2
+                continue
+            if d < n and len(hay) - q - la < after:
+                margin_hi *= 2
+                continue
+            i = q - k
+            if i < 0 or not hay.startswith(needle, i):
+                break
+            if (check_left and _cuts_left(hay, i)) or (check_right and _cuts_right(hay, i + size)):
+                break
+            span = window.span(i, i + size)
+            if span is not None:
+                return True, (span[0] + c, span[1] + c)
+            break
+    return True, None
 
 
 def _cuts_left(hay: str, i: int) -> bool:

@@ -21,7 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .errors import SourceError
-from .normalize import NormalizedText, inert_text, normalize, normalize_regular
+from .normalize import (
+    NormalizedText,
+    ascii_lowered,
+    inert_text,
+    locate_inert,
+    normalize,
+    normalize_regular,
+)
 from .support import Evidence
 
 SourceKind = Literal["document", "tool", "user"]
@@ -118,6 +125,7 @@ class WorkingSet:
     _index: dict[str, set[int]] | None = field(init=False, repr=False)
     _light: dict[str, str | None] = field(init=False, repr=False)
     _inert: dict[str, bool] = field(init=False, repr=False)
+    _low: dict[str, bytes] = field(init=False, repr=False)
 
     def __init__(self, sources: Iterable[Source]) -> None:
         items = tuple(sources)
@@ -138,6 +146,7 @@ class WorkingSet:
         self._index = None
         self._light = {}
         self._inert = {}
+        self._low = {}
 
     @classmethod
     def from_dicts(cls, items: Iterable[Mapping[str, Any]]) -> WorkingSet:
@@ -177,6 +186,31 @@ class WorkingSet:
             self._normalized[source_id] = cached
         return cached
 
+    def locate(self, source_id: str, needle: str) -> tuple[int, int] | None:
+        """``self.normalized(source_id).locate(needle)``, the same answer; for a source not
+        normalised yet and *inert* (``inert_text``), found by normalising only windows around
+        the needle's anchor word (``locate_inert``) instead of the whole source."""
+        cached = self._normalized.get(source_id)
+        if cached is None:
+            src = self.sources[self._by_id[source_id]]
+            if self._is_inert(src):
+                done, span = locate_inert(src.text, self._lowered(src), needle)
+                if done:
+                    return span
+        return self.normalized(source_id).locate(needle)
+
+    def _is_inert(self, src: Source) -> bool:
+        inert = self._inert.get(src.id)
+        if inert is None:
+            inert = self._inert[src.id] = inert_text(src.text)
+        return inert
+
+    def _lowered(self, src: Source) -> bytes:
+        low = self._low.get(src.id)
+        if low is None:
+            low = self._low[src.id] = ascii_lowered(src.text)
+        return low
+
     def evidence(self, source_id: str) -> Evidence:
         """The cached support facts (number values) of a whole source."""
         cached = self._evidence.get(source_id)
@@ -213,8 +247,10 @@ class WorkingSet:
         """The first other source in which a normalised needle occurs (exactly), or None.
 
         With the word index (``prepare()``) only sources holding every word of the needle are
-        searched. Without it, a source not normalised yet is first ruled out, exactly, by its
-        normalised text computed without the offset map where that is possible.
+        searched. Without it, a source not normalised yet is first ruled out, exactly, where it
+        is inert and lacks a run of the needle's letters and digits (``_may_hold``), else
+        searched by windows (``locate``), or by its normalised text computed without the offset
+        map where that is possible.
         """
         keys = set(_ASCII_WORD.findall(needles[-1]))
         if self._index is not None and keys:
@@ -230,6 +266,10 @@ class WorkingSet:
                 continue
             if src.id not in self._normalized:
                 if words and not self._may_hold(src, digits, words):
+                    continue
+                if self._is_inert(src):
+                    if any(self.locate(src.id, n) is not None for n in needles):
+                        return src.id
                     continue
                 if src.id not in self._light:
                     self._light[src.id] = normalize_regular(src.text)
@@ -249,17 +289,17 @@ class WorkingSet:
         in the same order with nothing removed between: so each digit run must be in the
         original as it is, and each run in the original lower-cased. Anything else may hold it.
         """
-        inert = self._inert.get(src.id)
-        if inert is None:
-            inert = self._inert[src.id] = inert_text(src.text)
-        if not inert:
-            return True
         text = src.text
-        for run in digits:
-            if run not in text:
-                return False
-        low = text.lower()
-        return all(run in low for run in words)
+        if all(run in text for run in digits):
+            # a run found as it is needs no lower-casing; the rest are looked for ASCII
+            # lower-cased, which in an inert text is the same test
+            rest = [run for run in words if run not in text]
+            if not rest:
+                return True
+            low = self._lowered(src)
+            if all(run.encode() in low for run in rest):
+                return True
+        return not self._is_inert(src)
 
     def to_list(self) -> list[dict[str, Any]]:
         return [s.to_dict() for s in self.sources]

@@ -340,9 +340,8 @@ def _check_quote(
         )
         return
     candidates = [full] if trimmed == full else [full, trimmed]
-    target = ws.normalized(sid)
     for cand in candidates:
-        span = target.locate(cand)
+        span = ws.locate(sid, cand)
         if span is not None:
             out.span, out.evidence = span, Evidence(cand)
             return
