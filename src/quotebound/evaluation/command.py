@@ -1,0 +1,298 @@
+"""``quotebound eval``: the command (registered in cli.py with ``cli.add_command``).
+
+Thin, like every command: check the arguments, load, run, render. Exit codes follow
+docs/cli.md: 0 done (every ``--fail-under`` gate passed), 1 a gate failed (the message names
+the metric, its value and the threshold), 2 bad arguments or input (``InputError``, mapped by
+``quotebound.cli.main``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..entailment.base import Backend
+from ..errors import InputError
+from .loaders import KINDS, Dataset, Kind, load_dataset
+from .report import text_report, write_html
+from .run import (
+    AnswerOutcome,
+    Tick,
+    evaluate_answers,
+    evaluate_pairs,
+    metric_names,
+    outcome_of_output,
+    outcome_of_trace,
+    run_pipeline,
+)
+from .sample import export_sample, recent_traces
+
+BACKENDS = ("heuristic", "judge", "nli", "none")
+PROVIDERS = ("extractive", "local")
+DEFAULT_TRACE_LIMIT = 200
+DEFAULT_SAMPLE_POOL = 500
+
+
+def create_backend(name: str, model_path: Path | None, provider: Any = None) -> Backend:
+    """The entailment backend, made by ``quotebound.entailment.make_backend`` (imported only
+    here, so evaluating validity or abstention needs no model packages). ``provider`` is the
+    judge's Provider (None: the embedded local model)."""
+    try:
+        module = importlib.import_module("quotebound.entailment")
+        factory: Callable[..., Any] = module.make_backend
+    except (ImportError, AttributeError):
+        raise InputError(
+            f"the entailment backend {name!r} is not available in this installation: "
+            "install the extra with pip install 'quotebound[entail]', or use --backend none"
+        ) from None
+    backend = factory(name, model_path=model_path, provider=provider)
+    if not isinstance(backend, Backend):
+        raise InputError(f"make_backend({name!r}) did not return an entailment Backend")
+    return backend
+
+
+def parse_gates(specs: tuple[str, ...]) -> list[tuple[str, float]]:
+    """``METRIC=VALUE`` pairs; bad syntax is an InputError naming the option."""
+    gates = []
+    for spec in specs:
+        name, sep, raw = spec.partition("=")
+        name = name.strip()
+        try:
+            value = float(raw)
+        except ValueError:
+            value = math.nan
+        if not sep or not name or math.isnan(value) or math.isinf(value):
+            raise InputError(f"--fail-under takes METRIC=NUMBER, such as "
+                             f"balanced_accuracy=0.7; got {spec!r}")  # fmt: skip
+        gates.append((name, value))
+    return gates
+
+
+def _check_gate_names(gates: list[tuple[str, float]], names: list[str]) -> None:
+    for name, _ in gates:
+        if name not in names:
+            raise InputError(f"--fail-under: unknown metric {name!r} for this evaluation; "
+                             f"choose one of {', '.join(names)}")  # fmt: skip
+
+
+def apply_gates(summary: dict[str, Any], gates: list[tuple[str, float]]) -> list[str]:
+    """Record each gate in the summary; one message per gate that failed."""
+    checks, failed = [], []
+    for name, threshold in gates:
+        value = summary["flat"].get(name)
+        if value is None:
+            raise InputError(f"--fail-under: {name} has no value on this data (nothing to "
+                             "measure it on), so it cannot gate")  # fmt: skip
+        passed = value >= threshold
+        checks.append({"metric": name, "threshold": threshold, "value": value, "passed": passed})
+        if not passed:
+            failed.append(f"{name} is {value:.4f}, below the --fail-under threshold {threshold:g}")
+    summary["fail_under"] = checks
+    return failed
+
+
+@contextmanager
+def _bar(length: int, label: str, show: bool) -> Iterator[Tick]:
+    with click.progressbar(length=length, label=label, file=sys.stderr, show_pos=True,
+                           hidden=not show) as bar:  # fmt: skip
+        yield bar.update
+
+
+def _check_arguments(
+    datasets: tuple[Path, ...], traces: bool, sample: int | None, out: Path | None,
+    report: Path | None,
+) -> None:  # fmt: skip
+    if traces and datasets:
+        raise InputError("give DATASET files or --traces, not both")
+    if not traces and not datasets:
+        raise InputError("give a DATASET file (AttributionBench, WiCE, CLAPNQ or quotebound "
+                         "JSONL), or --traces to evaluate stored traces")  # fmt: skip
+    if sample is not None and not traces:
+        raise InputError("--sample draws from stored traces: add --traces")
+    if (sample is None) != (out is None):
+        raise InputError("--sample N and --out FILE go together (the sample is written to FILE)")
+    if sample is not None and report is not None:
+        raise InputError("--report is for an evaluation, not for --sample")
+
+
+@click.command("eval")
+@click.argument("datasets", nargs=-1, metavar="[DATASET]...", type=click.Path(path_type=Path))
+@click.option(
+    "--dataset-kind",
+    type=click.Choice(KINDS),
+    help="The kind of DATASET (default: detected from the file name or fields).",
+)
+@click.option("--traces", is_flag=True, help="Evaluate the newest stored traces instead.")
+@click.option(
+    "--store",
+    "store_url",
+    envvar="QUOTEBOUND_STORE",
+    metavar="URL",
+    help="sqlite:///PATH or postgresql://... (with --traces).",
+)
+@click.option(
+    "--owner",
+    metavar="KEY_ID",
+    help="Traces of this API key id (default: traces written without one).",
+)
+@click.option(
+    "--backend",
+    type=click.Choice(BACKENDS),
+    default="heuristic",
+    show_default=True,
+    help="The entailment backend; none skips the checks that need one.",
+)
+@click.option(
+    "--model-path",
+    type=click.Path(path_type=Path),
+    help="The local model (a directory) of the nli backend.",
+)
+@click.option(
+    "--provider",
+    type=click.Choice(PROVIDERS),
+    help="Who answers CLAPNQ questions (default extractive); the judge's model.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(1),
+    metavar="N",
+    help="The first N rows of each DATASET file; the N newest traces.",
+)
+@click.option(
+    "--report",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Also write an HTML report with tables and plots here.",
+)
+@click.option(
+    "--fail-under",
+    "fail_under",
+    multiple=True,
+    metavar="METRIC=VALUE",
+    help="Exit 1 when METRIC is below VALUE (repeatable).",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the bootstrap intervals and of --sample.",
+)
+@click.option(
+    "--sample",
+    type=click.IntRange(1),
+    metavar="N",
+    help="With --traces: export a stratified sample of N traces for review.",
+)
+@click.option(
+    "--out", type=click.Path(path_type=Path, dir_okay=False), help="The JSONL file --sample writes."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON document.")
+def eval_cmd(
+    datasets: tuple[Path, ...], dataset_kind: Kind | None, traces: bool, store_url: str | None,
+    owner: str | None, backend: str, model_path: Path | None, provider: str | None,
+    limit: int | None, report: Path | None, fail_under: tuple[str, ...], seed: int,
+    sample: int | None, out: Path | None, as_json: bool,
+) -> int:  # fmt: skip
+    """Measure grounding on a labelled DATASET (or on stored traces, --traces): entailment
+    balanced accuracy and F1, citation validity, precision and recall, abstention rates, each
+    with a 95% confidence interval. Metric definitions: docs/evaluation.md."""
+    _check_arguments(datasets, traces, sample, out, report)
+    gates = parse_gates(fail_under)
+    if sample is not None and out is not None:
+        from ..store import open_store
+
+        with open_store(store_url) as store:
+            result = export_sample(store, out, sample, seed, owner, limit or DEFAULT_SAMPLE_POOL)
+        lines = [f"wrote {result['drawn']} of {result['pool']} traces to {result['out']} "
+                 f"(seed {seed})"]  # fmt: skip
+        lines += [f"  {k:<28} {v['drawn']:>4} of {v['pool']}" for k, v in result["strata"].items()]
+        _emit(as_json, result, "\n".join(lines))
+        return 0
+    show = not as_json and sys.stderr.isatty()
+    summary = _evaluate(datasets, dataset_kind, traces, store_url, owner, backend, model_path,
+                        provider, limit, seed, gates, show)  # fmt: skip
+    failed = apply_gates(summary, gates)
+    if report is not None:
+        write_html(summary, report)
+    _emit(as_json, summary, text_report(summary))
+    for message in failed:
+        click.echo(f"quotebound: {message}", err=True)
+    return 1 if failed else 0
+
+
+def _emit(as_json: bool, payload: dict[str, Any], human: str) -> None:
+    click.echo(json.dumps(payload, ensure_ascii=False, indent=2) if as_json else human)
+
+
+def _evaluate(
+    datasets: tuple[Path, ...], kind: Kind | None, traces: bool, store_url: str | None,
+    owner: str | None, backend_name: str, model_path: Path | None, provider: str | None,
+    limit: int | None, seed: int, gates: list[tuple[str, float]], show: bool,
+) -> dict[str, Any]:  # fmt: skip
+    dataset: Dataset | None = None
+    records: list[Any] = []
+    if traces:
+        from ..store import open_store
+
+        with open_store(store_url) as store:
+            records = recent_traces(store, owner, limit or DEFAULT_TRACE_LIMIT)
+        if not records:
+            raise InputError("no stored traces to evaluate (for this --owner); "
+                             "answer some questions with quotebound ask first")  # fmt: skip
+        _check_gate_names(gates, metric_names("answers", ()))
+    else:
+        dataset = load_dataset(list(datasets), kind, limit)
+        _check_gate_names(gates, metric_names(dataset.task, dataset.labels))
+        if dataset.task == "pairs" and backend_name == "none":
+            raise InputError(f"{dataset.kind} measures an entailment backend: choose --backend "
+                             "heuristic, judge or nli")  # fmt: skip
+    backend = judge_model = None
+    if backend_name == "judge" and provider is not None:
+        if provider == "extractive":
+            raise InputError("the judge backend needs a model: use --provider local")
+        from ..cli import make_provider
+
+        judge_model = make_provider(provider, None, None, None)
+    try:
+        if backend_name != "none":
+            backend = create_backend(backend_name, model_path, judge_model)
+        if dataset is not None and dataset.task == "pairs" and backend is not None:
+            with _bar(len(dataset.pairs), "judging", show) as tick:
+                return evaluate_pairs(dataset, backend, seed, tick)
+        started = time.perf_counter()
+        outcomes = _outcomes(dataset, records, provider, show)
+        seconds = time.perf_counter() - started
+        with _bar(len(outcomes), "checking support", show and backend is not None) as tick:
+            return evaluate_answers(dataset, outcomes, backend, seed, seconds, tick,
+                                    "traces" if dataset is None else "dataset")  # fmt: skip
+    finally:
+        if backend is not None:
+            backend.close()
+        if judge_model is not None:
+            judge_model.close()
+
+
+def _outcomes(
+    dataset: Dataset | None, records: list[Any], provider: str | None, show: bool
+) -> list[AnswerOutcome]:
+    if dataset is None:
+        return [outcome_of_trace(t) for t in records]
+    if dataset.kind != "clapnq":
+        return [outcome_of_output(ex) for ex in dataset.answers]
+    from ..cli import make_provider
+
+    chosen = make_provider(provider or "extractive", None, None, None)
+    try:
+        with _bar(len(dataset.answers), "answering", show) as tick:
+            return run_pipeline(dataset.answers, chosen, tick)
+    finally:
+        chosen.close()

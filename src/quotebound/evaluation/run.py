@@ -1,0 +1,445 @@
+"""Running an evaluation: examples -> judgements and verdicts -> the JSON summary.
+
+Two tasks (see ``loaders``):
+
+- pairs: every (claim, quote) is judged by the entailment backend; the prediction is the
+  judgement's label (three labels), or ``supported`` / ``not_supported`` for binary sets.
+- answers: every example gets a first and a served verdict (our JSONL: ``verify`` of its
+  output; CLAPNQ: the answer pipeline over a temporary store; traces: the verdicts stored),
+  then citation validity, ALCE citation recall/precision (with the backend, when given) and
+  the abstention rates are computed over them.
+
+Invariants: the summary is one JSON-ready dict (``summary["metrics"]`` holds every value with
+its interval, ``summary["flat"]`` the scalar values ``--fail-under`` reads); nothing here
+prints; the one random source is ``random.Random(seed)``.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..entailment.base import Backend, Judgement
+from ..errors import InputError
+from ..sources import WorkingSet
+from ..store import TraceRecord
+from ..verify import verify
+from . import metrics as m
+from .loaders import BINARY_LABELS, THREE_LABELS, AnswerExample, Dataset, PairExample
+
+Tick = Callable[[int], None]  # told how many more items are done
+NEEDED_LABELS: tuple[str, ...] = ("needed", "not_needed")
+DETAIL_ROWS = 25  # disagreements / unsupported claims kept for the report
+# Citations that failed the id or span check carry no text that was checked.
+_NO_TEXT = frozenset({
+    "unknown_source", "cites_user_message", "quote_missing", "quote_too_short",
+    "quote_too_long", "quote_not_found", "quote_in_other_source",
+})  # fmt: skip
+
+
+def _quiet(n: int) -> None:
+    return None
+
+
+# --- pairs -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PairResult:
+    example: PairExample
+    judgement: Judgement
+    predicted: str
+
+
+def predicted_label(judgement: Judgement, labels: Sequence[str]) -> str:
+    """The prediction in the dataset's labels: binary sets read ``supported`` or not."""
+    if tuple(labels) == BINARY_LABELS:
+        return "supported" if judgement.supported else "not_supported"
+    return judgement.label
+
+
+def judge_pairs(
+    pairs: Sequence[PairExample],
+    backend: Backend,
+    labels: Sequence[str],
+    tick: Tick = _quiet,
+    batch: int = 16,
+) -> list[PairResult]:
+    """Judge every pair, in batches (backends that batch do it in ``judge_many``)."""
+    out: list[PairResult] = []
+    for start in range(0, len(pairs), batch):
+        chunk = pairs[start : start + batch]
+        judgements = backend.judge_many([(p.claim, p.quote) for p in chunk])
+        if len(judgements) != len(chunk):
+            raise InputError(f"backend {backend.name} returned {len(judgements)} judgements "
+                             f"for {len(chunk)} pairs")  # fmt: skip
+        out += (PairResult(p, j, predicted_label(j, labels))
+                for p, j in zip(chunk, judgements, strict=True))  # fmt: skip
+        tick(len(chunk))
+    return out
+
+
+def pair_summary(results: Sequence[PairResult], labels: Sequence[str], seed: int,
+                 seconds: float) -> dict[str, Any]:  # fmt: skip
+    gold = [r.example.gold for r in results]
+    pred = [r.predicted for r in results]
+    scores = m.classification(gold, pred, labels, seed)
+    groups: dict[str, list[PairResult]] = {}
+    for r in results:
+        if r.example.group:
+            groups.setdefault(r.example.group, []).append(r)
+    by_group = {
+        name: m.classification([r.example.gold for r in rs], [r.predicted for r in rs],
+                               labels, seed).balanced_accuracy.to_dict()
+        for name, rs in sorted(groups.items())
+    }  # fmt: skip
+    wrong = [r for r in results if r.predicted != r.example.gold]
+    return {
+        "entailment": scores.to_dict(),
+        "by_group_balanced_accuracy": by_group,
+        "judgement_errors": sum(r.judgement.error is not None for r in results),
+        "pairs_per_second": round(len(results) / seconds, 3) if seconds > 0 else None,
+        "disagreements": [
+            {"id": r.example.id, "claim": r.example.claim, "quote": r.example.quote[:600],
+             "gold": r.example.gold, "original": r.example.original, "predicted": r.predicted,
+             "score": round(r.judgement.score, 4), "detail": r.judgement.detail,
+             "error": r.judgement.error}
+            for r in wrong[:DETAIL_ROWS]
+        ],
+    }  # fmt: skip
+
+
+# --- answers ---------------------------------------------------------------------------------
+
+
+@dataclass
+class AnswerOutcome:
+    """One answered example: its verdicts (their JSON form) and what was served."""
+
+    example: AnswerExample
+    working_set: WorkingSet
+    first: dict[str, Any] | None  # the verdict on the model's first output
+    served: dict[str, Any] | None  # the verdict the answer showed
+    status: str  # grounded | partial | ungrounded | abstained | unparseable | provider_error
+    abstained: bool  # the answer served no claim
+    error: str | None = None
+    trace_id: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def outcome_of_output(example: AnswerExample) -> AnswerOutcome:
+    """Verify an example's recorded output: quotebound serves its kept claims, or abstains."""
+    if example.output is None:
+        raise InputError(f"example {example.id} has no output to verify")
+    ws = WorkingSet(example.sources)
+    verdict = verify(ws, example.output, example.format).to_dict()
+    kept = verdict["counts"]["kept"]
+    return AnswerOutcome(example, ws, verdict, verdict, verdict["status"], abstained=kept == 0)
+
+
+def outcome_of_trace(trace: TraceRecord) -> AnswerOutcome:
+    from ..traceview import served_verdict
+
+    served = served_verdict(trace)
+    first = next((a.verdict for a in trace.attempts if a.verdict is not None), None)
+    status = trace.status or (served or {}).get("status") or "unknown"
+    output = trace.attempts[-1].output if trace.attempts else None
+    if served is not None:
+        index = trace.counts.get("served_attempt")
+        if index is not None and 0 < index <= len(trace.attempts):
+            output = trace.attempts[index - 1].output
+    example = AnswerExample(trace.id, trace.question, tuple(s.to_source() for s in trace.sources),
+                            output, (served or {}).get("format", "auto"))  # fmt: skip
+    error = status if status == "provider_error" else None
+    return AnswerOutcome(example, trace.working_set(), first, served, status,
+                         abstained=status == "abstained", error=error,
+                         trace_id=trace.id)  # fmt: skip
+
+
+def run_pipeline(
+    examples: Sequence[AnswerExample], provider: Any, tick: Tick = _quiet
+) -> list[AnswerOutcome]:
+    """Answer each example with ``quotebound.pipeline.ask`` over a temporary SQLite store in
+    which each example's passage is its own corpus (as benchmarks/answer_quality.py does)."""
+    from ..corpus import LoadedDocument
+    from ..ingest import chunk_document
+    from ..pipeline import AskOptions, ask
+    from ..store import open_store
+
+    out: list[AnswerOutcome] = []
+    with tempfile.TemporaryDirectory(prefix="quotebound-eval-") as tmp, \
+            open_store(f"sqlite:///{tmp}/eval.db") as store:  # fmt: skip
+        for n, ex in enumerate(examples):
+            text = "\n\n".join(s.text for s in ex.sources)
+            doc = LoadedDocument(f"{n}.txt", text, "text/plain", title=ex.title)
+            store.ingest(f"q{n}", doc, chunk_document(doc, max_chars=600, min_chars=150))
+        for n, ex in enumerate(examples):
+            answer = ask(ex.question, store, provider, AskOptions(corpora=[f"q{n}"],
+                                                                  max_tokens=700))  # fmt: skip
+            trace = store.get_trace(answer.trace_id) if answer.trace_id else None
+            outcome = outcome_of_trace(trace) if trace is not None else None
+            if outcome is None:
+                raise InputError(f"the pipeline wrote no trace for example {ex.id}")
+            outcome.example = ex
+            outcome.extra["repaired"] = answer.repaired
+            out.append(outcome)
+            tick(1)
+    return out
+
+
+def citation_evidence(citation: dict[str, Any], ws: WorkingSet) -> str | None:
+    """The text a citation was checked against: its verified span of the cited source (or the
+    quote as written), the whole source for formats without quotes; None when the citation
+    failed the id or span check."""
+    sid = citation.get("source")
+    if citation.get("reason") in _NO_TEXT or not sid:
+        return None
+    source = ws.get(sid)
+    span = citation.get("span")
+    if source is not None and span:
+        return source.text[span[0] : span[1]]
+    if citation.get("quote"):
+        return str(citation["quote"])
+    return source.text if source is not None else None
+
+
+def _count_citations(verdicts: Sequence[dict[str, Any] | None]) -> tuple[int, int]:
+    valid = total = 0
+    for v in verdicts:
+        for claim in (v or {}).get("claims", []):
+            for c in claim.get("citations", []):
+                total += 1
+                valid += bool(c.get("valid"))
+    return valid, total
+
+
+class _CachedJudge:
+    """Judgements memoised by (claim, evidence): ALCE asks the same pair more than once."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self.cache: dict[tuple[str, str], Judgement] = {}
+        self.errors = 0
+
+    def judge(self, claim: str, evidence: str) -> Judgement:
+        key = (claim, evidence)
+        if key not in self.cache:
+            j = self.cache[key] = self.backend.judge(claim, evidence)
+            self.errors += j.error is not None
+        return self.cache[key]
+
+    def entails(self, claim: str, evidence: str) -> bool:
+        return self.judge(claim, evidence).supported
+
+
+def answer_summary(
+    outcomes: Sequence[AnswerOutcome], backend: Backend | None, seed: int, tick: Tick = _quiet
+) -> dict[str, Any]:
+    first_valid, first_total = _count_citations([o.first for o in outcomes])
+    served_valid, served_total = _count_citations([o.served for o in outcomes])
+    answered = [o for o in outcomes if o.error is None]
+    gold = [(bool(o.example.answerable), o.abstained) for o in answered
+            if o.example.answerable is not None]  # fmt: skip
+    summary: dict[str, Any] = {
+        "statuses": _tally(o.status for o in outcomes),
+        "provider_errors": len(outcomes) - len(answered),
+        "citation_validity": m.citation_validity(first_valid, first_total).to_dict(),
+        "served_citation_validity": m.citation_validity(served_valid, served_total).to_dict(),
+        "abstention_rate": m.proportion(sum(o.abstained for o in answered),
+                                        len(answered)).to_dict(),
+        **m.abstention(gold).to_dict(),
+    }  # fmt: skip
+    repaired = [o.extra["repaired"] for o in outcomes if "repaired" in o.extra]
+    if repaired:
+        summary["repair_rate"] = m.proportion(sum(repaired), len(repaired)).to_dict()
+    if backend is not None:
+        summary.update(_alce_summary(outcomes, _CachedJudge(backend), seed, tick))
+    return summary
+
+
+def _tally(items: Any) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for item in items:
+        out[item] = out.get(item, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def _alce_summary(
+    outcomes: Sequence[AnswerOutcome], judge: _CachedJudge, seed: int, tick: Tick
+) -> dict[str, Any]:
+    scores: list[m.ClaimCitationScore] = []
+    kept: list[bool] = []
+    support_gold: list[str] = []
+    support_pred: list[str] = []
+    needed_gold: list[str] = []
+    needed_pred: list[str] = []
+    unsupported: list[dict[str, Any]] = []
+    for o in outcomes:
+        claims = (o.served or {}).get("claims", [])
+        labels = o.example.claims
+        if labels is not None and len(labels) != len(claims):
+            raise InputError(
+                f"example {o.example.id}: labels.claims has {len(labels)} entries but the "
+                f"output parses into {len(claims)} claims; label each claim, in order"
+            )
+        for n, claim in enumerate(claims):
+            cits = claim.get("citations", [])
+            cited = m.CitedClaim(claim["text"], tuple(citation_evidence(c, o.working_set)
+                                                      for c in cits))  # fmt: skip
+            score = m.score_claim(cited, judge.entails)
+            scores.append(score)
+            if claim.get("kept"):
+                kept.append(score.supported)
+            if not score.supported and len(unsupported) < DETAIL_ROWS:
+                unsupported.append(
+                    {
+                        "example": o.example.id,
+                        "claim": claim["text"],
+                        "kept": bool(claim.get("kept")),
+                        "evidence": (m.join_evidence(cited.evidence) or "")[:600],
+                    }
+                )
+            gold = labels[n] if labels is not None else None
+            if gold is None:
+                continue
+            union = m.join_evidence(cited.evidence)
+            if gold.support is not None:
+                support_gold.append(gold.support)
+                support_pred.append(judge.judge(claim["text"], union).label
+                                    if union is not None else "unrelated")  # fmt: skip
+            for i, needed in enumerate(gold.needed[: len(cits)]):
+                if needed is None:
+                    continue
+                needed_gold.append("needed" if needed else "not_needed")
+                precise = score.supported and i not in score.irrelevant
+                needed_pred.append("needed" if precise else "not_needed")
+        tick(1)
+    quality = m.citation_quality(scores)
+    out: dict[str, Any] = {
+        "citation_recall": quality.recall.to_dict(),
+        "citation_precision": quality.precision.to_dict(),
+        "kept_claim_support": m.proportion(sum(kept), len(kept)).to_dict(),
+        "judgement_errors": judge.errors,
+        "unsupported_claims": unsupported,
+    }
+    if support_gold:
+        out["claim_support"] = m.classification(support_gold, support_pred, THREE_LABELS,
+                                                seed).to_dict()  # fmt: skip
+    if needed_gold:
+        out["citation_needed"] = m.classification(needed_gold, needed_pred, NEEDED_LABELS,
+                                                  seed).to_dict()  # fmt: skip
+    return out
+
+
+# --- the summary -----------------------------------------------------------------------------
+
+
+def base_summary(dataset: Dataset | None, backend: Backend | None, seed: int,
+                 source: str) -> dict[str, Any]:  # fmt: skip
+    return {
+        "dataset": {
+            "source": source,
+            "kind": dataset.kind if dataset else "traces",
+            "paths": dataset.paths if dataset else [],
+            "task": dataset.task if dataset else "answers",
+            "skipped": dataset.skipped if dataset else {},
+        },
+        "backend": None if backend is None else {"name": backend.name,
+                                                 "version": backend.version},
+        "seed": seed,
+    }  # fmt: skip
+
+
+def evaluate_pairs(dataset: Dataset, backend: Backend, seed: int,
+                   tick: Tick = _quiet) -> dict[str, Any]:  # fmt: skip
+    started = time.perf_counter()
+    results = judge_pairs(dataset.pairs, backend, dataset.labels, tick)
+    seconds = time.perf_counter() - started
+    summary = base_summary(dataset, backend, seed, "dataset")
+    summary["examples"] = len(results)
+    summary["metrics"] = pair_summary(results, dataset.labels, seed, seconds)
+    summary["seconds"] = round(seconds, 3)
+    summary["flat"] = flat_metrics(summary)
+    return summary
+
+
+def evaluate_answers(
+    dataset: Dataset | None,
+    outcomes: Sequence[AnswerOutcome],
+    backend: Backend | None,
+    seed: int,
+    seconds: float,
+    tick: Tick = _quiet,
+    source: str = "dataset",
+) -> dict[str, Any]:
+    started = time.perf_counter()
+    summary = base_summary(dataset, backend, seed, source)
+    summary["examples"] = len(outcomes)
+    summary["metrics"] = answer_summary(outcomes, backend, seed, tick)
+    summary["seconds"] = round(seconds + time.perf_counter() - started, 3)
+    summary["flat"] = flat_metrics(summary)
+    return summary
+
+
+def _value(entry: Any) -> float | None:
+    if isinstance(entry, dict) and "value" in entry:
+        v = entry["value"]
+        return None if v is None else float(v)
+    return None
+
+
+def flat_metrics(summary: dict[str, Any]) -> dict[str, float | None]:
+    """Every scalar metric by one name: what ``--fail-under`` and the tables read."""
+    metrics = summary["metrics"]
+    flat: dict[str, float | None] = {}
+    if summary["dataset"]["task"] == "pairs":
+        flat.update(_classification_flat(metrics["entailment"], ""))
+        pps = metrics.get("pairs_per_second")
+        flat["pairs_per_second"] = None if pps is None else float(pps)
+        return flat
+    for name in ("citation_validity", "served_citation_validity", "citation_recall",
+                 "citation_precision", "kept_claim_support", "abstention_rate",
+                 "false_abstention_rate", "missed_abstention_rate", "repair_rate"):  # fmt: skip
+        if name in metrics:
+            flat[name] = _value(metrics[name])
+    for rate, complement in (
+        ("false_abstention_rate", "answered_when_answerable"),
+        ("missed_abstention_rate", "abstained_when_unanswerable"),
+    ):
+        v = flat.get(rate)  # fmt: skip
+        flat[complement] = None if v is None else round(1 - v, 4)
+    if "claim_support" in metrics:
+        flat.update(_classification_flat(metrics["claim_support"], "support_"))
+    if "citation_needed" in metrics:
+        flat.update(_classification_flat(metrics["citation_needed"], "needed_"))
+    return flat
+
+
+def _classification_flat(entry: dict[str, Any], prefix: str) -> dict[str, float | None]:
+    flat = {
+        f"{prefix}accuracy": _value(entry["accuracy"]),
+        f"{prefix}balanced_accuracy": _value(entry["balanced_accuracy"]),
+    }
+    for label, s in entry["per_label"].items():
+        for what in ("precision", "recall", "f1"):
+            flat[f"{prefix}{what}_{label}"] = _value(s[what])
+    return flat
+
+
+def metric_names(task: str, labels: Sequence[str]) -> list[str]:
+    """Every name ``--fail-under`` may use for a task (some have no value on some data)."""
+    if task == "pairs":
+        names = ["accuracy", "balanced_accuracy", "pairs_per_second"]
+        names += [f"{w}_{label}" for label in labels for w in ("precision", "recall", "f1")]
+        return names
+    names = ["citation_validity", "served_citation_validity", "citation_recall",
+             "citation_precision", "kept_claim_support", "abstention_rate",
+             "false_abstention_rate", "missed_abstention_rate", "repair_rate",
+             "answered_when_answerable", "abstained_when_unanswerable"]  # fmt: skip
+    for prefix, labs in (("support_", THREE_LABELS), ("needed_", NEEDED_LABELS)):
+        names += [f"{prefix}accuracy", f"{prefix}balanced_accuracy"]
+        names += [f"{prefix}{w}_{lab}" for lab in labs for w in ("precision", "recall", "f1")]
+    return names
