@@ -94,6 +94,45 @@ def test_word_count_equals_the_regex_count(quote: str) -> None:
     assert _count_words(trimmed) == _old_count(trimmed)
 
 
+_OLD_TRIM = re.compile(r"""^[\s"'.,;:!?]+|[\s"'.,;:!?]+$""")
+_OLD_PUNCT_TOKEN = re.compile(r"(?:^| )[^\w ]+(?= |$)")
+_OLD_NO_WORD_TOKEN = re.compile(r"(?:^| )(?:[^\w ]|_)+(?= |$)")
+_OLD_WORD_TOKEN = re.compile(r"[^\W_]+(?:\S*[^\W_])?")
+edges = st.lists(
+    st.sampled_from([*ADVERSARIAL, "\x1c", "\x85", "\u2028", "\n", ".\n", " \t.", "!?"]),
+    max_size=12,
+).map("".join)
+
+
+@FAST
+@given(edges)
+@example(".\tx\n.")
+@example(". \u3000 x \x85")
+def test_trimmed_equals_the_trim_regex(value: str) -> None:
+    edged = value and (value[0] in " \"'.,;:!?" or value[-1] in " \"'.,;:!?")
+    assert _trimmed(value) == (_OLD_TRIM.sub("", value) if edged else value)
+
+
+def _previous_count(trimmed: str) -> int:
+    if not trimmed:
+        return 0
+    words = trimmed.count(" ") + 1
+    if _OLD_PUNCT_TOKEN.search(trimmed):
+        if "  " in trimmed:
+            return len(_OLD_WORD_TOKEN.findall(trimmed))
+        words -= len(_OLD_NO_WORD_TOKEN.findall(trimmed))
+    return words
+
+
+@FAST
+@given(st.one_of(edges, text, text.map(normalize)))
+@example("- a")
+@example("a -")
+@example("a\n- b")
+def test_word_count_equals_the_single_regex_count(value: str) -> None:
+    assert _count_words(value) == _previous_count(value)
+
+
 @FAST
 @given(text)
 @example("a\u200bb")

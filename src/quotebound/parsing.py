@@ -202,7 +202,7 @@ def _json_claim(ws: WorkingSet, i: int, claim: Any) -> ParsedClaim:
         items = claim["citations"]
         if not isinstance(items, list):
             raise _Shape(f"{where}.citations must be a list")
-        cits = [_json_citation(ws, f"{where}.citations[{j}]", c) for j, c in enumerate(items)]
+        cits = [_json_citation(ws, where, j, c) for j, c in enumerate(items)]
     else:
         cits = [_citation(ws, ref, None, False) for ref in _ref_list(claim.get("cites"), where)]
     # Markers inside a JSON claim's text ("... 16 weeks [S1].") are dropped, not trusted:
@@ -217,7 +217,13 @@ def _ref_text(value: Any, where: str) -> str:
     return str(value).strip()
 
 
-def _json_citation(ws: WorkingSet, where: str, item: Any) -> ParsedCitation:
+def _json_citation(ws: WorkingSet, claim: str, j: int, item: Any) -> ParsedCitation:
+    """Citation ``j`` of a claim (``claim`` names it in messages, built only for an error)."""
+    if type(item) is dict:
+        source, quote = item.get("source"), item.get("quote")
+        if type(source) is str and (quote is None or type(quote) is str):
+            return _citation(ws, source.strip(), quote, True)  # the usual shape, checked fast
+    where = f"{claim}.citations[{j}]"
     if isinstance(item, str | int) and not isinstance(item, bool):
         return _citation(ws, _ref_text(item, where), None, True)
     if not isinstance(item, dict):

@@ -74,12 +74,13 @@ def scan(text: str) -> tuple[list[str], list[tuple[str, str]]]:
     idents: list[str] = []
     nums: list[tuple[str, str]] = []
     for m in _FROM_DIGIT.finditer(text):
-        start = m.start()
-        while start > 0 and (text[start - 1].isalnum() or text[start - 1] in _TOKEN_CHARS):
-            start -= 1
-        token = text[start : m.end()].strip(".,-")
+        start, end = m.span()
+        if start and text[start - 1] != " ":  # (after a space, the usual case, nothing to walk)
+            while start > 0 and (text[start - 1].isalnum() or text[start - 1] in _TOKEN_CHARS):
+                start -= 1
+        token = text[start:end].strip(".,-")
         if token.isdigit():
-            nums.append((token, _value(token)))
+            nums.append((token, token.lstrip("0") or "0"))  # _value() of a plain digit run
         elif not any(c.isalpha() or c == "_" for c in token):
             nums.extend((p, v) for p in _NUMBER.findall(token) for v in _canonical(p))
         elif (unit := _NUMBER_WITH_UNIT.fullmatch(token)) is not None:

@@ -63,7 +63,11 @@ _SUPPORT_REASON = {
     "quoted_text": "quoted_text_not_in_source",
 }
 _EDGE = frozenset(" \"'.,;:!?")
-_PUNCT_TOKEN = re.compile(r"(?:^| )[^\w ]+(?= |$)")
+_EDGE_CHARS = " \"'.,;:!?"
+# a token with neither letter nor digit nor '_': at the start, or after a space (two patterns
+# that begin with something fixed search far faster than one that begins with ``(?:^| )``)
+_FIRST_PUNCT_TOKEN = re.compile(r"[^\w ]+(?= |$)")
+_LATER_PUNCT_TOKEN = re.compile(r" [^\w ]+(?= |$)")
 _WORD = re.compile(r"[^\W_]+(?:\S*[^\W_])?")  # a token with a letter or digit
 _NO_WORD_TOKEN = re.compile(r"(?:^| )(?:[^\w ]|_)+(?= |$)")  # one with neither
 _TRIM = re.compile(r"""^[\s"'.,;:!?]+|[\s"'.,;:!?]+$""")
@@ -300,15 +304,23 @@ def _check_citation(ws: WorkingSet, n: int, cit: ParsedCitation, policy: Policy)
 
 def _trimmed(normalized: str) -> str:
     """A normalised quote without surrounding quotation marks, ellipses and edge punctuation."""
-    edged = normalized and (normalized[0] in _EDGE or normalized[-1] in _EDGE)
-    return _TRIM.sub("", normalized) if edged else normalized
+    if not normalized or (normalized[0] not in _EDGE and normalized[-1] not in _EDGE):
+        return normalized
+    # str.strip does what _TRIM does, unless whitespace other than ' ' is left at an edge
+    trimmed = normalized.strip(_EDGE_CHARS)
+    if trimmed and (trimmed[0].isspace() or trimmed[-1].isspace()):
+        return _TRIM.sub("", normalized)
+    return trimmed
 
 
 def _count_words(trimmed: str) -> int:
     if not trimmed:
         return 0
     words = trimmed.count(" ") + 1
-    if _PUNCT_TOKEN.search(trimmed):  # tokens without a letter or digit are not words
+    if (  # tokens without a letter or digit are not words
+        _LATER_PUNCT_TOKEN.search(trimmed) is not None
+        or _FIRST_PUNCT_TOKEN.match(trimmed) is not None
+    ):
         if "  " in trimmed:  # not normalised text: count the words themselves
             return len(_WORD.findall(trimmed))
         words -= len(_NO_WORD_TOKEN.findall(trimmed))
