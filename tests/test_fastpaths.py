@@ -360,3 +360,31 @@ def test_verify_afresh_equals_the_full_path(case: tuple[list[Source], str], word
     expected = verify(full, raw, "json", policy).to_dict()
     assert verify(WorkingSet(sources), raw, "json", policy).to_dict() == expected
     assert verify(WorkingSet(sources).prepare(), raw, "json", policy).to_dict() == expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.one_of(inert_like, any_text, plain_words), min_size=3, max_size=8),
+    st.data(),
+)
+@example(["x", "the cap is 14 days", "The CAP is 140\u00a0days", "cap is 14"], None)
+def test_holder_of_with_the_joined_scan_equals_a_full_search(
+    texts: list[str], data: st.DataObject | None
+) -> None:
+    """``holder_of`` on a fresh set of three or more sources (one scan of every text joined,
+    the inert ones judged together) names what a search of every full normalised text does."""
+    sources = [Source(f"S{i}", t) for i, t in enumerate(texts, 1)]
+    if data is None:
+        quote = "the cap is 14 days"
+    else:
+        base = data.draw(st.sampled_from(texts[1:]))
+        i = data.draw(st.integers(0, len(base)))
+        quote = data.draw(st.one_of(st.just(base[i:]), st.just(base[:i]), plain_words))
+    needle = normalize(quote)
+    if not needle:
+        return
+    trimmed = _trimmed(needle)
+    needles = [needle] if trimmed == needle or not trimmed else [needle, trimmed]
+    ws = WorkingSet(sources)
+    ws.locate("S1", needles[0])  # the cited source is searched first, as verify() does
+    assert ws.holder_of(needles, exclude="S1") == _brute_holder(sources, needles, "S1")

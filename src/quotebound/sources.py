@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -126,6 +127,8 @@ class WorkingSet:
     _light: dict[str, str | None] = field(init=False, repr=False)
     _inert: dict[str, bool] = field(init=False, repr=False)
     _low: dict[str, bytes] = field(init=False, repr=False)
+    _joined: tuple[str, list[int]] | None = field(init=False, repr=False)
+    _joined_low: bytes | None = field(init=False, repr=False)
 
     def __init__(self, sources: Iterable[Source]) -> None:
         items = tuple(sources)
@@ -147,6 +150,8 @@ class WorkingSet:
         self._light = {}
         self._inert = {}
         self._low = {}
+        self._joined = None
+        self._joined_low = None
 
     @classmethod
     def from_dicts(cls, items: Iterable[Mapping[str, Any]]) -> WorkingSet:
@@ -260,11 +265,16 @@ class WorkingSet:
             positions = list(range(len(self.sources)))
         digits = _ASCII_DIGITS.findall(needles[-1])
         words = _ASCII_ALNUM.findall(needles[-1])
+        holding = None
+        if self._index is None and words and len(self.sources) > 2:
+            holding = self._holding(max(digits or words, key=len), digits=bool(digits))
         for position in positions:
             src = self.sources[position]
             if src.id == exclude:
                 continue
             if src.id not in self._normalized:
+                if holding is not None and position not in holding and self._is_inert(src):
+                    continue
                 if words and not self._may_hold(src, digits, words):
                     continue
                 if self._is_inert(src):
@@ -279,6 +289,42 @@ class WorkingSet:
             if any(self.normalized(src.id).locate(n) is not None for n in needles):
                 return src.id
         return None
+
+    def _holding(self, run: str, digits: bool) -> set[int]:
+        """Positions of the sources whose text holds ``run`` (a run of ASCII digits, as it is;
+        else of ASCII letters and digits, ASCII lower-cased): one scan of all the texts joined.
+
+        What ``_may_hold`` tests source by source, for one run, done at once; the sources not
+        found inert yet are judged together too (the joined text is inert exactly when each of
+        them is: the separator joins nothing), so an inert source without the run is ruled out
+        at the cost of a set lookup.
+        """
+        if self._joined is None:
+            texts = [s.text for s in self.sources]
+            starts, at = [], 0
+            for text in texts:
+                starts.append(at)
+                at += len(text) + 1
+            self._joined = ("\x00".join(texts), starts)
+            unknown = [s for s in self.sources if s.id not in self._inert]
+            if len(unknown) > 1 and inert_text("\x00".join(s.text for s in unknown)):
+                self._inert.update(dict.fromkeys((s.id for s in unknown), True))
+        joined, starts = self._joined
+        hay: str | bytes = joined
+        key: str | bytes = run
+        if not digits:
+            if self._joined_low is None:
+                self._joined_low = ascii_lowered(joined)
+            hay, key = self._joined_low, run.encode()
+        found: set[int] = set()
+        p = hay.find(key)  # type: ignore[arg-type]
+        while p >= 0:
+            position = bisect_right(starts, p) - 1
+            found.add(position)
+            if position + 1 == len(starts):
+                break
+            p = hay.find(key, starts[position + 1])  # type: ignore[arg-type]
+        return found
 
     def _may_hold(self, src: Source, digits: list[str], words: list[str]) -> bool:
         """False only when ``src`` surely cannot hold a text with these ASCII runs.
