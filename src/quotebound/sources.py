@@ -294,10 +294,10 @@ class WorkingSet:
         """Positions of the sources whose text holds ``run`` (a run of ASCII digits, as it is;
         else of ASCII letters and digits, ASCII lower-cased): one scan of all the texts joined.
 
-        What ``_may_hold`` tests source by source, for one run, done at once; the sources not
-        found inert yet are judged together too (the joined text is inert exactly when each of
-        them is: the separator joins nothing), so an inert source without the run is ruled out
-        at the cost of a set lookup.
+        What ``_may_hold`` tests source by source, for one run, done at once; the sources are
+        judged inert together too (the joined text is inert exactly when each of them is: the
+        separator joins nothing), so an inert source without the run is ruled out at the cost
+        of a set lookup.
         """
         if self._joined is None:
             texts = [s.text for s in self.sources]
@@ -306,9 +306,8 @@ class WorkingSet:
                 starts.append(at)
                 at += len(text) + 1
             self._joined = ("\x00".join(texts), starts)
-            unknown = [s for s in self.sources if s.id not in self._inert]
-            if len(unknown) > 1 and inert_text("\x00".join(s.text for s in unknown)):
-                self._inert.update(dict.fromkeys((s.id for s in unknown), True))
+            if inert_text(self._joined[0]):
+                self._inert.update(dict.fromkeys((s.id for s in self.sources), True))
         joined, starts = self._joined
         hay: str | bytes = joined
         key: str | bytes = run
