@@ -189,3 +189,8 @@ def _eval(query: str, held: set[str]) -> bool:
         t if t in ("(", ")", "AND", "OR") else str(t.strip('"') in held) for t in expr.split()
     ]
     return bool(eval(" ".join(tokens).replace("AND", "and").replace("OR", "or")))
+
+
+def test_search_on_an_empty_store(tmp_path: Path) -> None:
+    with open_store(f"sqlite:///{tmp_path / 'empty.db'}") as store:
+        assert store.search("parental leave weeks in Germany") == []

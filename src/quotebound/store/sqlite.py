@@ -69,7 +69,7 @@ def _any(terms: Sequence[str]) -> str:
 def _varint(data: bytes, at: int = 0) -> int:
     """SQLite's varint (as FTS5 stores its row count) at ``data[at:]``."""
     value = 0
-    for i in range(9):
+    for i in range(min(9, len(data) - at)):
         byte = data[at + i]
         if i == 8:
             return (value << 8) | byte
@@ -129,7 +129,7 @@ class _Ranker:
         cur = self.cur
         cur.execute("SELECT block FROM chunk_fts_data WHERE id = 1")
         row = cur.fetchone()
-        if row is None:
+        if row is None or not row[0]:  # an empty index has no totals record yet
             return None
         n_rows = _varint(row[0])
         counted = []
