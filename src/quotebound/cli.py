@@ -576,6 +576,15 @@ def _key_dict(key: ApiKey) -> dict[str, Any]:
             "created_at": key.created_at, "revoked_at": key.revoked_at}  # fmt: skip
 
 
+def _register_eval() -> None:
+    from .evaluation.command import eval_cmd
+
+    cli.add_command(eval_cmd, "eval")
+
+
+_register_eval()
+
+
 def _fail(message: str, code: str, as_json: bool) -> NoReturn:
     if as_json:
         click.echo(json.dumps({"error": {"code": code, "message": message}}))
