@@ -306,8 +306,13 @@ class WorkingSet:
                 starts.append(at)
                 at += len(text) + 1
             self._joined = ("\x00".join(texts), starts)
-            if inert_text(self._joined[0]):
-                self._inert.update(dict.fromkeys((s.id for s in self.sources), True))
+            unknown = [s for s in self.sources if s.id not in self._inert]
+            if 8 * (len(self.sources) - len(unknown)) < len(self.sources):
+                together = self._joined[0]  # few known: judge them all, no second join
+            else:
+                together = "\x00".join(s.text for s in unknown)
+            if unknown and inert_text(together):
+                self._inert.update(dict.fromkeys((s.id for s in unknown), True))
         joined, starts = self._joined
         hay: str | bytes = joined
         key: str | bytes = run
