@@ -23,6 +23,8 @@ from typing import Any, NoReturn
 import click
 
 from . import __version__
+from .entailment.base import Backend
+from .entailment.tier import check_entailment
 from .errors import IngestError, InputError, NotFoundError, QuoteboundError
 from .ingest import chunk_document, iter_files, load_file
 from .packing import DEFAULT_BUDGET_CHARS, chunk_key, pack
@@ -116,6 +118,33 @@ def cli() -> None:
     """quotebound: make answers from documents auditable."""
 
 
+_ENTAILMENT_CHOICES = click.Choice(["heuristic", "judge", "nli"])
+
+
+def _entailment_options(command: Any) -> Any:
+    command = click.option(
+        "--entailment-model", type=click.Path(path_type=Path), metavar="PATH",
+        help="The local model directory of --entailment nli.",
+    )(command)  # fmt: skip
+    return click.option(
+        "--entailment", type=_ENTAILMENT_CHOICES, default=None,
+        help="Also run the entailment tier with this backend (off by default).",
+    )(command)  # fmt: skip
+
+
+def make_entailment(
+    name: str | None, model_path: Path | None, provider: Provider | None = None
+) -> Backend | None:
+    """The entailment backend a user chose (None: the tier is off)."""
+    if name is None:
+        if model_path is not None:
+            raise InputError("--entailment-model needs --entailment nli")
+        return None
+    from .entailment import make_backend
+
+    return make_backend(name, model_path=model_path, provider=provider)
+
+
 @cli.command("verify")
 @click.argument("sources", metavar="SOURCES")
 @click.argument("answer", metavar="ANSWER")
@@ -131,6 +160,7 @@ def cli() -> None:
 @click.option("--max-quote-words", type=int, default=40, show_default=True)
 @click.option("--allow-user-evidence", is_flag=True, help="Accept citations of kind=user sources.")
 @click.option("--sentinel", "sentinels", multiple=True, help="An extra exact abstention string.")
+@_entailment_options
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
 def verify_cmd(
     sources: str,
@@ -140,6 +170,8 @@ def verify_cmd(
     max_quote_words: int,
     allow_user_evidence: bool,
     sentinels: tuple[str, ...],
+    entailment: str | None,
+    entailment_model: Path | None,
     as_json: bool,
 ) -> int:
     """Check ANSWER (a file of raw model output, or - for stdin) against SOURCES (a JSON file).
@@ -152,6 +184,12 @@ def verify_cmd(
         policy = policy.with_sentinel(sentinel)
     ws = load_working_set(sources)
     verdict = verify(ws, _read_text(answer, "ANSWER"), fmt, policy)
+    backend = make_entailment(entailment, entailment_model)
+    if backend is not None:
+        try:
+            verdict = check_entailment(verdict, ws, backend)
+        finally:
+            backend.close()
     _emit(as_json, verdict.to_dict(), _report(verdict))
     return EXIT_OK if verdict.status in ("grounded", "abstained") else EXIT_PROBLEMS
 
@@ -411,6 +449,7 @@ def make_provider(
               help="Chunks to retrieve before packing.")  # fmt: skip
 @click.option("--budget", type=click.IntRange(1), default=DEFAULT_BUDGET_CHARS, show_default=True,
               help="Packing budget in characters.")  # fmt: skip
+@_entailment_options
 @_store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 def ask_cmd(
@@ -425,17 +464,24 @@ def ask_cmd(
     fmt: str,
     limit: int,
     budget: int,
+    entailment: str | None,
+    entailment_model: Path | None,
     store_url: str | None,
     as_json: bool,
 ) -> int:
     """Answer QUESTION from the store's documents: every claim cited, quoted and verified,
     repaired once or dropped, or a helpful abstention; the whole exchange is traced."""
     chosen = make_provider(provider, model, base_url, api_key, model_path)
-    options = AskOptions(corpora=list(corpora) or None, groups=groups, format=fmt, limit=limit,
-                         budget_chars=budget)  # fmt: skip
     try:
+        # A judge reuses the local model that answers, rather than loading a second copy.
+        judge_with = chosen if provider == "local" else None
+        backend = make_entailment(entailment, entailment_model, judge_with)
+        options = AskOptions(corpora=list(corpora) or None, groups=groups, format=fmt,
+                             limit=limit, budget_chars=budget, entailment=backend)  # fmt: skip
         with open_store(store_url) as store:
             answer = ask(question, store, chosen, options)
+        if backend is not None:
+            backend.close()
     finally:
         chosen.close()
     _emit(as_json, answer.to_dict(), _answer_report(answer))
@@ -471,6 +517,36 @@ def _answer_report(answer: Answer) -> str:
         f"model {answer.model} | trace {answer.trace_id}"
     )
     return "\n".join(lines)
+
+
+@cli.command("check-support")
+@click.argument("claim")
+@click.option("--quote", required=True, help="The quote (or passage) offered as evidence.")
+@click.option("--backend", "backend_name", type=_ENTAILMENT_CHOICES, default="heuristic",
+              show_default=True, help="The entailment backend.")  # fmt: skip
+@click.option("--model-path", type=click.Path(path_type=Path), metavar="PATH",
+              help="The local model directory of --backend nli.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the judgement as JSON.")
+def check_support_cmd(
+    claim: str, quote: str, backend_name: str, model_path: Path | None, as_json: bool
+) -> int:
+    """Does QUOTE support CLAIM? One pair through one entailment backend. Exit 0 when it is
+    supported, 1 when it is contradicted, unrelated or could not be checked."""
+    if not claim.strip() or not quote.strip():
+        raise InputError("CLAIM and --quote must both have text")
+    if model_path is not None and backend_name != "nli":
+        raise InputError("--model-path is for --backend nli")
+    backend = make_entailment(backend_name, model_path)
+    assert backend is not None
+    try:
+        judgement = backend.judge(claim, quote)
+    finally:
+        backend.close()
+    why = f"\n{judgement.detail}" if judgement.detail else ""
+    err = f"\nerror: {judgement.error}" if judgement.error else ""
+    human = f"{judgement.label} (score {judgement.score:.2f}, {judgement.version}){why}{err}"
+    _emit(as_json, judgement.to_dict(), human)
+    return EXIT_OK if judgement.supported else EXIT_PROBLEMS
 
 
 @cli.command("serve")

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .contract import build_request, repair_request
+from .entailment.base import Backend
+from .entailment.tier import check_entailment
 from .normalize import scrub
 from .packing import DEFAULT_BUDGET_CHARS, Pack, chunk_key, pack
 from .providers.base import Completion, Provider, ProviderError, Request
@@ -93,6 +95,7 @@ class AskOptions:
     max_tokens: int = 1024
     policy: Policy = field(default_factory=Policy)
     owner: str | None = None
+    entailment: Backend | None = None  # the optional entailment tier, run after the code checks
 
 
 class _Clock:
@@ -194,7 +197,10 @@ def _attempt(
     text = scrub(completion.text)
     fmt = provider.capabilities.answers_in or request.format
     verdict = verify(request.working_set, text, fmt, opts.policy)
-    clock.lap("verify_ms", at)
+    at = clock.lap("verify_ms", at)
+    if opts.entailment is not None:
+        verdict = check_entailment(verdict, request.working_set, opts.entailment)
+        clock.lap("entailment_ms", at)
     attempts.append(TraceAttempt(text, verdict.to_dict()))
     verdicts.append(verdict)
     tell("verified", {

@@ -51,6 +51,9 @@ CITATION_REASONS: dict[str, str] = {
     "identifier_not_in_source": "an identifier in the claim is not in the cited evidence",
     "number_not_in_source": "a number in the claim is not in the cited evidence",
     "quoted_text_not_in_source": "words the claim puts in quotation marks are not in the evidence",
+    "contradicted": "the entailment tier judged that the quote contradicts the claim",
+    "not_entailed": "the entailment tier judged that the quote does not support the claim",
+    "entailment_error": "the entailment tier could not check the quote (it fails closed)",
 }
 CLAIM_REASONS: dict[str, str] = {
     "no_citation": "the claim cites nothing",
@@ -118,6 +121,9 @@ class Citation:
     reason: str | None = None
     span: tuple[int, int] | None = None
     message: str | None = None
+    # The entailment tier's judgement of this citation (a Judgement's to_dict()), when it ran
+    # and the citation had passed the code checks; None otherwise.
+    entailment: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -128,6 +134,7 @@ class Citation:
             "reason": self.reason,
             "span": list(self.span) if self.span is not None else None,
             "message": self.message,
+            "entailment": self.entailment,
         }
 
 
@@ -158,6 +165,7 @@ class Verdict:
     missing: str | None = None
     error: str | None = None
     allowed_ids: tuple[str, ...] = field(default=())
+    tiers: tuple[str, ...] = ("code",)  # the checks that ran: "code", "entailment:heuristic"
 
     @property
     def kept_claims(self) -> tuple[Claim, ...]:
@@ -190,6 +198,7 @@ class Verdict:
             "missing": self.missing,
             "error": self.error,
             "allowed_ids": list(self.allowed_ids),
+            "tiers": list(self.tiers),
             "counts": {
                 "claims": len(self.claims),
                 "kept": len(self.kept_claims),

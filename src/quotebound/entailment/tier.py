@@ -1,0 +1,114 @@
+"""The entailment tier on a verdict: after the code checks, does each quote support its claim?
+
+Invariants:
+- Only citations that passed every code check (id, span, numbers, identifiers, quoted words) are
+  judged; a failed citation keeps its code reason.
+- A judged citation stays valid only when the backend says ``supported``. ``contradicted`` and
+  ``unrelated`` make it invalid (``contradicted``, ``not_entailed``); a backend error makes it
+  invalid too (``entailment_error``): the tier fails closed, never silently passes.
+- A claim citing several sources may be supported only by their quotes together: when no single
+  quote supports it, the joined quotes are judged once, and that judgement stands for each.
+- Every judged citation records the judgement (label, score, backend, version, detail), and the
+  verdict lists the tiers that ran, so a reader knows what was checked and by what.
+- Claims and status are recomputed exactly as the code checks compute them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..sources import WorkingSet
+from ..verify import Citation, Claim, Status, Verdict
+from .base import Backend, Judgement
+
+JOINT_DETAIL = "judged on the claim's quotes together"
+
+
+def tier_name(backend: Backend) -> str:
+    return f"entailment:{backend.name}"
+
+
+def check_entailment(verdict: Verdict, ws: WorkingSet, backend: Backend) -> Verdict:
+    """``verdict`` with the entailment tier applied by ``backend``."""
+    if verdict.status in ("abstained", "unparseable") or not verdict.claims:
+        return replace(verdict, tiers=(*verdict.tiers, tier_name(backend)))
+    # Judge every valid citation of every claim in one batch (backends batch their models).
+    pairs: list[tuple[str, str]] = []
+    where: list[tuple[int, int]] = []
+    for i, claim in enumerate(verdict.claims):
+        for j, cit in enumerate(claim.citations):
+            if cit.valid:
+                pairs.append((claim.text, _evidence_text(cit, ws)))
+                where.append((i, j))
+    judged = dict(zip(where, _judge(backend, pairs), strict=True))
+    claims = []
+    for i, claim in enumerate(verdict.claims):
+        mine = {j: judged[(i, j)] for j in range(len(claim.citations)) if (i, j) in judged}
+        claims.append(_claim(i + 1, claim, mine, ws, backend))
+    kept = sum(c.kept for c in claims)
+    status: Status = (
+        "grounded" if kept == len(claims) else "partial" if kept else "ungrounded"
+    )
+    return replace(verdict, status=status, claims=tuple(claims),
+                   tiers=(*verdict.tiers, tier_name(backend)))  # fmt: skip
+
+
+def _judge(backend: Backend, pairs: list[tuple[str, str]]) -> list[Judgement]:
+    if not pairs:
+        return []
+    try:
+        out = backend.judge_many(pairs)
+    except Exception as exc:  # any backend failure fails closed, never passes
+        return [backend.failed(f"{type(exc).__name__}: {exc}") for _ in pairs]
+    if len(out) != len(pairs):
+        return [backend.failed("the backend returned the wrong number of judgements")] * len(pairs)
+    return out
+
+
+def _evidence_text(cit: Citation, ws: WorkingSet) -> str:
+    """What the citation offers as evidence: its verified quote as it stands in the source,
+    else (a quote-less inline citation) the whole cited source."""
+    src = ws.get(cit.source) if cit.source else None
+    if src is None:
+        return cit.quote or ""
+    if cit.span is not None:
+        return src.text[cit.span[0] : cit.span[1]]
+    return src.text
+
+
+def _claim(
+    n: int, claim: Claim, judged: dict[int, Judgement], ws: WorkingSet, backend: Backend
+) -> Claim:
+    if not judged:  # nothing passed the code checks: nothing to judge
+        return claim
+    if not any(j.supported for j in judged.values()) and len(judged) > 1:
+        joined = " ".join(_evidence_text(claim.citations[k], ws) for k in sorted(judged))
+        together = _judge(backend, [(claim.text, joined)])[0]
+        if together.supported:
+            judged = {k: replace(together, detail=JOINT_DETAIL) for k in judged}
+    citations = tuple(
+        _citation(n, cit, judged[k]) if k in judged else cit
+        for k, cit in enumerate(claim.citations)
+    )
+    if any(c.valid for c in citations):
+        return replace(claim, citations=citations, kept=True, reason=None, message=None)
+    return replace(claim, citations=citations, kept=False, reason="no_valid_citation",
+                   message=f"claim {n} has no valid citation")  # fmt: skip
+
+
+def _citation(n: int, cit: Citation, judgement: Judgement) -> Citation:
+    record = judgement.to_dict()
+    if judgement.supported:
+        return replace(cit, entailment=record)
+    source = cit.source or cit.ref
+    why = f" ({judgement.detail})" if judgement.detail else ""
+    if judgement.error is not None:
+        reason = "entailment_error"
+        message = f"claim {n}: the support of the quote from {source} could not be checked"
+    elif judgement.label == "contradicted":
+        reason = "contradicted"
+        message = f"claim {n}: the quote from {source} contradicts the claim{why}"
+    else:
+        reason = "not_entailed"
+        message = f"claim {n}: the quote from {source} does not support the claim{why}"
+    return replace(cit, valid=False, reason=reason, message=message, entailment=record)

@@ -1,0 +1,199 @@
+"""The entailment tier on verdicts, in the pipeline and the trace, and its CLI: what runs, what
+is recorded, and that every failure fails closed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from quotebound import Source, WorkingSet, verify
+from quotebound.entailment import Backend, Judgement, make_backend
+from quotebound.entailment.judge import JudgeBackend
+from quotebound.entailment.tier import JOINT_DETAIL, check_entailment
+from quotebound.pipeline import AskOptions, ask
+from quotebound.providers.scripted import ScriptedProvider
+from quotebound.store import open_store
+from serverkit import doc
+from test_cli import run
+
+LEAVE = "Employees are entitled to 16 weeks of paid parental leave unless local law provides more."
+GERMANY = "In Germany, the company tops up parental allowance to full salary for 14 weeks."
+CONTRACTORS = "Contractors are not eligible for company-paid parental leave."
+WS = WorkingSet([Source(id="S1", text=LEAVE), Source(id="S2", text=GERMANY),
+                 Source(id="S3", text=CONTRACTORS)])  # fmt: skip
+
+
+def answer(*claims: tuple[str, list[tuple[str, str]]]) -> str:
+    return json.dumps({"answerable": True, "claims": [
+        {"text": t, "citations": [{"source": s, "quote": q} for s, q in cits]}
+        for t, cits in claims]})  # fmt: skip
+
+
+class Table(Backend):
+    """Labels looked up by (claim, evidence); records every pair it was asked."""
+
+    name = "table"
+    version = "table-1"
+
+    def __init__(self, table: dict[tuple[str, str], str], fail: bool = False) -> None:
+        self.table, self.fail, self.asked = table, fail, []
+
+    def judge(self, claim: str, quote: str) -> Judgement:
+        self.asked.append((claim, quote))
+        label = self.table.get((claim, quote), "unrelated")
+        return Judgement(label, 0.9, self.name, self.version)  # type: ignore[arg-type]
+
+    def judge_many(self, pairs: Sequence[tuple[str, str]]) -> list[Judgement]:
+        if self.fail:
+            raise RuntimeError("model crashed")
+        return super().judge_many(pairs)
+
+
+def test_only_citations_that_passed_the_code_checks_are_judged() -> None:
+    raw = answer(("Employees get 16 weeks of paid parental leave.",
+                  [("S1", "entitled to 16 weeks of paid parental leave"),
+                   ("S2", "not in the source at all, no")]))  # fmt: skip
+    backend = Table({("Employees get 16 weeks of paid parental leave.",
+                      "entitled to 16 weeks of paid parental leave"): "supported"})  # fmt: skip
+    out = check_entailment(verify(WS, raw), WS, backend)
+    assert backend.asked == [("Employees get 16 weeks of paid parental leave.",
+                              "entitled to 16 weeks of paid parental leave")]  # fmt: skip
+    good, bad = out.claims[0].citations
+    assert good.valid and good.entailment is not None and good.entailment["backend"] == "table"
+    assert not bad.valid and bad.reason == "quote_not_found" and bad.entailment is None
+    assert out.status == "grounded" and out.tiers == ("code", "entailment:table")
+
+
+@pytest.mark.parametrize(
+    ("label", "reason"), [("contradicted", "contradicted"), ("unrelated", "not_entailed")]
+)
+def test_a_quote_that_does_not_support_its_claim_is_dropped(label: str, reason: str) -> None:
+    claim, quote = "Contractors are eligible for parental leave.", CONTRACTORS.rstrip(".")
+    out = check_entailment(verify(WS, answer((claim, [("S3", quote)]))), WS,
+                           Table({(claim, quote): label}))  # fmt: skip
+    cit = out.claims[0].citations[0]
+    assert (cit.valid, cit.reason, cit.entailment["label"]) == (False, reason, label)  # type: ignore[index]
+    assert out.status == "ungrounded" and out.claims[0].reason == "no_valid_citation"
+    assert "claim 1: the quote from S3" in out.failures[0]
+
+
+def test_a_backend_failure_fails_closed() -> None:
+    raw = answer(("Employees get 16 weeks of paid parental leave.",
+                  [("S1", "entitled to 16 weeks of paid parental leave")]))  # fmt: skip
+    out = check_entailment(verify(WS, raw), WS, Table({}, fail=True))
+    cit = out.claims[0].citations[0]
+    assert not cit.valid and cit.reason == "entailment_error"
+    assert cit.entailment is not None and "model crashed" in cit.entailment["error"]
+    assert out.status == "ungrounded"
+
+
+def test_a_claim_merging_two_sources_is_judged_on_its_quotes_together() -> None:
+    claim = "Employees get 16 weeks, topped up to full salary for 14 weeks in Germany."
+    q1 = "entitled to 16 weeks of paid parental leave"
+    q2 = "tops up parental allowance to full salary for 14 weeks"
+    joined = f"{q1} {q2}"
+    backend = Table({(claim, joined): "supported"})
+    out = check_entailment(verify(WS, answer((claim, [("S1", q1), ("S2", q2)]))), WS, backend)
+    assert (claim, joined) in backend.asked
+    assert out.status == "grounded"
+    assert all(c.valid and c.entailment["detail"] == JOINT_DETAIL  # type: ignore[index]
+               for c in out.claims[0].citations)  # fmt: skip
+
+
+def test_abstentions_and_unreadable_outputs_pass_through_with_the_tier_named() -> None:
+    for raw in ("INSUFFICIENT_CONTEXT", '{"claims": [ {"text'):
+        before = verify(WS, raw)
+        out = check_entailment(before, WS, Table({}))
+        assert out.status == before.status and out.tiers[-1] == "entailment:table"
+
+
+def test_the_heuristic_backend_for_real_on_the_seed_cases() -> None:
+    heuristic = make_backend("heuristic")
+    raw = answer(
+        ("Employees get 16 weeks of paid parental leave.",
+         [("S1", "entitled to 16 weeks of paid parental leave")]),
+        ("Contractors are eligible for company-paid parental leave.",
+         [("S3", "Contractors are not eligible for company-paid parental leave")]),
+    )  # fmt: skip
+    out = check_entailment(verify(WS, raw), WS, heuristic)
+    assert [c.kept for c in out.claims] == [True, False]
+    assert out.claims[1].citations[0].reason == "contradicted"
+    assert out.to_dict()["tiers"] == ["code", "entailment:heuristic"]
+
+
+def test_a_judge_that_answers_outside_the_labels_fails_closed() -> None:
+    judge = JudgeBackend(ScriptedProvider(["probably yes"] * 3))
+    raw = answer(("Employees get 16 weeks of paid parental leave.",
+                  [("S1", "entitled to 16 weeks of paid parental leave")]))  # fmt: skip
+    cit = check_entailment(verify(WS, raw), WS, judge).claims[0].citations[0]
+    assert not cit.valid and cit.reason == "entailment_error"
+
+
+# -- in the pipeline: recorded in the trace, repaired like any failure -------------------
+
+
+def test_ask_runs_the_tier_repairs_its_failures_and_traces_the_judgements(tmp_path: Path) -> None:
+    with open_store(f"sqlite:///{tmp_path / 'qb.db'}") as store:
+        store.ingest("hr", *doc("c.txt", CONTRACTORS, LEAVE))
+        question = "Are contractors eligible for parental leave?"
+        bad = answer(("Contractors are eligible for company-paid parental leave.",
+                      [("S1", "Contractors are not eligible for company-paid parental leave")]))
+        good = answer(("Contractors are not eligible for company-paid parental leave.",
+                       [("S1", "Contractors are not eligible for company-paid parental leave")]))
+        provider = ScriptedProvider([bad, good])
+        result = ask(question, store, provider, AskOptions(entailment=make_backend("heuristic")))
+        assert result.status == "grounded" and result.repaired
+        repair_turn = provider.requests[1].messages[-1].content
+        assert "contradicts the claim" in repair_turn
+        trace = store.get_trace(result.trace_id or "")
+        first, second = (a.verdict for a in trace.attempts)
+        assert first is not None and second is not None
+        assert first["tiers"] == ["code", "entailment:heuristic"]
+        assert first["claims"][0]["citations"][0]["reason"] == "contradicted"
+        assert second["claims"][0]["citations"][0]["entailment"]["label"] == "supported"
+        assert "entailment_ms" in result.timings
+
+
+# -- the CLI -----------------------------------------------------------------------------
+
+
+def _files(tmp_path: Path, raw: str) -> tuple[str, str]:
+    sources = tmp_path / "sources.json"
+    sources.write_text(json.dumps([{"id": s.id, "text": s.text} for s in WS]), encoding="utf-8")
+    out = tmp_path / "answer.json"
+    out.write_text(raw, encoding="utf-8")
+    return str(sources), str(out)
+
+
+def test_verify_cli_with_and_without_the_tier(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    raw = answer(("Contractors are eligible for company-paid parental leave.",
+                  [("S3", "Contractors are not eligible for company-paid parental leave")]))
+    sources, out = _files(tmp_path, raw)
+    code, stdout, _ = run(["verify", sources, out, "--json"], capsys)
+    assert code == 0 and json.loads(stdout)["tiers"] == ["code"]
+    code, stdout, _ = run(["verify", sources, out, "--entailment", "heuristic", "--json"], capsys)
+    verdict: dict[str, Any] = json.loads(stdout)
+    assert code == 1 and verdict["status"] == "ungrounded"
+    assert verdict["claims"][0]["citations"][0]["reason"] == "contradicted"
+    code, _, err = run(["verify", sources, out, "--entailment-model", str(tmp_path)], capsys)
+    assert code == 2 and "--entailment nli" in err
+
+
+def test_check_support_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["check-support", "Employees get 16 weeks of paid parental leave.",
+                        "--quote", LEAVE, "--json"], capsys)  # fmt: skip
+    assert code == 0 and json.loads(out)["label"] == "supported"
+    code, out, _ = run(["check-support", "Contractors are eligible for parental leave.",
+                        "--quote", CONTRACTORS], capsys)  # fmt: skip
+    assert code == 1 and out.startswith("contradicted")
+    code, _, err = run(["check-support", " ", "--quote", LEAVE], capsys)
+    assert code == 2 and "must both have text" in err
+    code, out, _ = run(["check-support", "a b", "--quote", "c d", "--backend", "nli", "--json"],
+                       capsys)  # fmt: skip
+    assert code == 2 and json.loads(out)["error"]["code"] == "entailment_setup"
