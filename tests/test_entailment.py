@@ -380,3 +380,36 @@ def test_make_backend(tmp_path: Path) -> None:
     assert isinstance(nli, NLIBackend)
     pytest.importorskip("sentence_transformers")
     assert isinstance(make_backend("heuristic"), HeuristicBackend)
+
+
+# -- fail closed on what a model cannot see or say (review findings) ---------------------------
+
+
+def test_nli_never_passes_a_claim_it_could_not_read_whole(tmp_path: Path) -> None:
+    backend = NLIBackend(_tiny_model(tmp_path / "m", MNLI, 0), batch_size=2)
+    long_claim = "contractors are eligible " * 40  # longer than the tiny model's 64 positions
+    short, long = backend.judge_many([("Employees get 16 weeks", QUOTE), (long_claim, "x y")])
+    assert short.label == "supported" and short.error is None
+    assert long.label != "supported" and long.error is not None and "too long" in long.error
+
+
+def test_nli_ties_and_broken_outputs_never_pass(tmp_path: Path) -> None:
+    import torch
+
+    path = _tiny_model(tmp_path / "tie", {0: "entailment", 1: "not_entailment"}, 0)
+    backend = NLIBackend(path)
+    with torch.no_grad():  # an exact tie between the two classes
+        backend._model.classifier.bias.zero_()
+    assert backend.judge("Employees get 16 weeks", QUOTE).label == "unrelated"
+    with torch.no_grad():
+        backend._model.classifier.bias.fill_(float("nan"))
+    broken = backend.judge("Employees get 16 weeks", QUOTE)
+    assert broken.label == "unrelated" and broken.error is not None
+
+
+def test_heuristic_never_passes_a_claim_its_encoder_would_cut(
+    heuristic: HeuristicBackend,
+) -> None:
+    claim = "Employees get 16 weeks of paid parental leave " + "and more leave " * 120
+    judged = heuristic.judge(claim, QUOTE + " and more leave" * 120)
+    assert judged.label != "supported" and judged.error is not None

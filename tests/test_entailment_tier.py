@@ -197,3 +197,30 @@ def test_check_support_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["check-support", "a b", "--quote", "c d", "--backend", "nli", "--json"],
                        capsys)  # fmt: skip
     assert code == 2 and json.loads(out)["error"]["code"] == "entailment_setup"
+
+
+def test_a_contradicting_quote_is_left_out_of_the_joint_judgement() -> None:
+    claim = "Employees get 16 weeks, topped up to full salary for 14 weeks in Germany."
+    q1 = "entitled to 16 weeks of paid parental leave"
+    q2 = "tops up parental allowance to full salary for 14 weeks"
+    q3 = "Contractors are not eligible for company-paid parental leave"
+    backend = Table({(claim, q3): "contradicted", (claim, f"{q1} {q2}"): "supported"})
+    raw = answer((claim, [("S1", q1), ("S2", q2), ("S3", q3)]))
+    out = check_entailment(verify(WS, raw), WS, backend)
+    assert (claim, f"{q1} {q2}") in backend.asked
+    assert not any(q3 in quote and q1 in quote for _, quote in backend.asked)
+    assert [c.reason for c in out.claims[0].citations] == [None, None, "contradicted"]
+
+
+class Short(Table):
+    def judge_many(self, pairs: Sequence[tuple[str, str]]) -> list[Judgement]:
+        return super().judge_many(pairs)[:-1]  # one judgement missing
+
+
+def test_a_backend_returning_too_few_judgements_fails_closed() -> None:
+    raw = answer(("Employees get 16 weeks of paid parental leave.",
+                  [("S1", "entitled to 16 weeks of paid parental leave")]))  # fmt: skip
+    backend = Short({("Employees get 16 weeks of paid parental leave.",
+                      "entitled to 16 weeks of paid parental leave"): "supported"})  # fmt: skip
+    cit = check_entailment(verify(WS, raw), WS, backend).claims[0].citations[0]
+    assert not cit.valid and cit.reason == "entailment_error"

@@ -432,17 +432,29 @@ def make_provider(
     return AnthropicProvider.from_env(model, base_url=base_url, api_key=api_key)
 
 
+def _provider_options(command: Any) -> Any:
+    """--provider, --model, --model-path, --base-url, --api-key: who writes answers."""
+    options = [
+        click.option("--provider", type=click.Choice(PROVIDER_NAMES), default="local",
+                     show_default=True, help="Who writes the answers."),
+        click.option("--model", help="The model: an API model name, or a bundled local model."),
+        click.option("--model-path", type=click.Path(path_type=Path, dir_okay=False),
+                     help="A GGUF file for the local provider."),
+        click.option("--base-url", metavar="URL",
+                     help="The API base URL (OpenAI-compatible servers)."),
+        click.option("--api-key", metavar="KEY",
+                     help="The model API key (default: from the environment)."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @cli.command("ask")
 @click.argument("question")
 @click.option("--corpus", "corpora", multiple=True, metavar="NAME", help="Search only NAME.")
 @click.option("--acl", "groups", multiple=True, metavar="GROUP", help="Read as GROUP.")
-@click.option("--provider", type=click.Choice(PROVIDER_NAMES), default="local",
-              show_default=True, help="Who writes the answer.")  # fmt: skip
-@click.option("--model", help="The model: an API model name, or a bundled local model.")
-@click.option("--model-path", type=click.Path(path_type=Path, dir_okay=False),
-              help="A GGUF file for the local provider.")  # fmt: skip
-@click.option("--base-url", metavar="URL", help="The API base URL (OpenAI-compatible servers).")
-@click.option("--api-key", metavar="KEY", help="The API key (default: from the environment).")
+@_provider_options
 @click.option("--format", "fmt", type=click.Choice(["json", "inline", "evidence"]),
               default="json", show_default=True, help="The output contract.")  # fmt: skip
 @click.option("--limit", type=click.IntRange(1, 200), default=20, show_default=True,
@@ -552,13 +564,7 @@ def check_support_cmd(
 @cli.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
-@click.option("--provider", type=click.Choice(PROVIDER_NAMES), default="local",
-              show_default=True, help="Who writes the answers.")  # fmt: skip
-@click.option("--model", help="The model: an API model name, or a bundled local model.")
-@click.option("--model-path", type=click.Path(path_type=Path, dir_okay=False),
-              help="A GGUF file for the local provider.")  # fmt: skip
-@click.option("--base-url", metavar="URL", help="The API base URL (OpenAI-compatible servers).")
-@click.option("--api-key", metavar="KEY", help="The model API key (default: from the environment).")
+@_provider_options
 @click.option("--max-body", type=click.IntRange(1024), default=1 << 20, show_default=True,
               help="The largest request body accepted, in bytes.")  # fmt: skip
 @_store_option

@@ -400,6 +400,9 @@ class HeuristicBackend(Backend):
                 out[index] = Judgement("contradicted", found[1], self.name, self.version,
                                        detail=found[0])  # fmt: skip
                 continue
+            if not self._claim_fits(claim):  # the encoder would cut it: judge nothing
+                out[index] = self.failed(f"the claim is too long for {MODEL_NAME}")
+                continue
             pieces = [quote.strip(), *_sentences(quote)]
             wanted.append((index, _clean(claim), list(dict.fromkeys(pieces))))
         if wanted:
@@ -417,6 +420,14 @@ class HeuristicBackend(Backend):
                 out[index] = Judgement(label, min(1.0, max(0.0, score)), self.name,
                                        self.version, detail=detail)  # fmt: skip
         return [j for j in out if j is not None]
+
+    def _claim_fits(self, claim: str) -> bool:
+        """Whether the encoder sees the whole claim (it silently cuts longer inputs)."""
+        limit = getattr(self._encoder, "max_seq_length", None)
+        tokenizer = getattr(self._encoder, "tokenizer", None)
+        if not isinstance(limit, int) or tokenizer is None:
+            return True
+        return len(tokenizer(_clean(claim), add_special_tokens=True)["input_ids"]) <= limit
 
     def similarities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """The similarity signal alone (claim vs the quote and each of its sentences)."""

@@ -21,6 +21,7 @@ score. Models that need ``trust_remote_code`` (the original HHEM) are not loaded
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -127,23 +128,42 @@ class NLIBackend(Backend):
         return out
 
     def _batch(self, batch: Sequence[tuple[str, str]]) -> list[Judgement]:
+        # Only the quote (the premise) is ever cut to fit; a claim that does not fit whole
+        # with room for some premise is not judged at all: judging half a claim could pass it.
+        fits = [self._claim_fits(claim) for claim, _ in batch]
+        todo = [pair for pair, ok in zip(batch, fits, strict=True) if ok]
+        judged = iter(self._classify(todo) if todo else [])
+        return [
+            next(judged) if ok else self.failed("the claim is too long for the nli model")
+            for ok in fits
+        ]
+
+    def _claim_fits(self, claim: str) -> bool:
+        ids = self._tokenizer(claim, add_special_tokens=False)["input_ids"]
+        return len(ids) + 16 <= self.max_length  # room for special tokens and some premise
+
+    def _classify(self, batch: Sequence[tuple[str, str]]) -> list[Judgement]:
         torch = self._torch
         enc = self._tokenizer(
             [quote for _, quote in batch], [claim for claim, _ in batch],
-            truncation=True, max_length=self.max_length, padding=True, return_tensors="pt",
+            truncation="only_first", max_length=self.max_length, padding=True,
+            return_tensors="pt",
         )  # fmt: skip
         enc = {k: v.to(self._device) for k, v in enc.items()}
         with torch.inference_mode():
             probs = torch.softmax(self._model(**enc).logits.float(), dim=-1).cpu().tolist()
-        results = []
-        for row in probs:
-            per: dict[Label, float] = dict.fromkeys(LABELS, 0.0)
-            for i, p in enumerate(row):
-                per[self.labels[i]] += p
-            label = max(LABELS, key=lambda lab: per[lab])
-            shown = ", ".join(f"{lab} {per[lab]:.3f}" for lab in LABELS)
-            results.append(Judgement(label, per[label], self.name, self.version, detail=shown))
-        return results
+        return [self._judgement(row) for row in probs]
+
+    def _judgement(self, row: Sequence[float]) -> Judgement:
+        per: dict[Label, float] = dict.fromkeys(LABELS, 0.0)
+        for i, p in enumerate(row):
+            if not math.isfinite(p):  # a broken model never passes a claim
+                return self.failed("the nli model gave a non-finite probability")
+            per[self.labels[i]] += p
+        # Ties break away from "supported": only a strictly larger probability passes.
+        label = max(reversed(LABELS), key=lambda lab: per[lab])
+        shown = ", ".join(f"{lab} {per[lab]:.3f}" for lab in LABELS)
+        return Judgement(label, per[label], self.name, self.version, detail=shown)
 
     def close(self) -> None:
         self._model = None

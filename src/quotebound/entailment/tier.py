@@ -81,11 +81,14 @@ def _claim(
 ) -> Claim:
     if not judged:  # nothing passed the code checks: nothing to judge
         return claim
-    if not any(j.supported for j in judged.values()) and len(judged) > 1:
-        joined = " ".join(_evidence_text(claim.citations[k], ws) for k in sorted(judged))
+    # Judge the quotes together when none supports the claim alone; a quote judged to
+    # contradict the claim stays out of that (and stays contradicted).
+    joinable = sorted(k for k, j in judged.items() if j.label != "contradicted" and not j.error)
+    if not any(j.supported for j in judged.values()) and len(joinable) > 1:
+        joined = " ".join(_evidence_text(claim.citations[k], ws) for k in joinable)
         together = _judge(backend, [(claim.text, joined)])[0]
         if together.supported:
-            judged = {k: replace(together, detail=JOINT_DETAIL) for k in judged}
+            judged = {**judged, **{k: replace(together, detail=JOINT_DETAIL) for k in joinable}}
     citations = tuple(
         _citation(n, cit, judged[k]) if k in judged else cit
         for k, cit in enumerate(claim.citations)
