@@ -3,7 +3,9 @@
 Thin, like every command: check the arguments, load, run, render. Exit codes follow
 docs/cli.md: 0 done (every ``--fail-under`` gate passed), 1 a gate failed (the message names
 the metric, its value and the threshold), 2 bad arguments or input (``InputError``, mapped by
-``quotebound.cli.main``).
+``quotebound.cli.main``). Gate names are checked before anything runs (unknown, lower is
+better, or unmeasurable with this backend and data); a gate whose metric turns out to have no
+value still gets the report and the summary written before the exit 2.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ..errors import InputError
 from .loaders import KINDS, Dataset, Kind, load_dataset
 from .report import text_report, write_html
 from .run import (
+    LOWER_IS_BETTER,
     AnswerOutcome,
     Tick,
     evaluate_answers,
@@ -33,6 +36,7 @@ from .run import (
     outcome_of_output,
     outcome_of_trace,
     run_pipeline,
+    unmeasurable,
 )
 from .sample import export_sample, recent_traces
 
@@ -77,27 +81,41 @@ def parse_gates(specs: tuple[str, ...]) -> list[tuple[str, float]]:
     return gates
 
 
-def _check_gate_names(gates: list[tuple[str, float]], names: list[str]) -> None:
+def check_gate_names(
+    gates: list[tuple[str, float]], names: list[str], unavailable: dict[str, str] | None = None
+) -> None:
+    """Before running: every gate names a higher-is-better metric this run can measure."""
     for name, _ in gates:
+        if name in LOWER_IS_BETTER:
+            complement = LOWER_IS_BETTER[name]
+            raise InputError(f"--fail-under: {name} is lower-is-better, so a floor on it would "
+                             f"pass as it gets worse; gate on {complement} (= 1 - {name}) "
+                             "instead")  # fmt: skip
         if name not in names:
             raise InputError(f"--fail-under: unknown metric {name!r} for this evaluation; "
                              f"choose one of {', '.join(names)}")  # fmt: skip
+        if unavailable and name in unavailable:
+            raise InputError(f"--fail-under: {name} cannot be measured here: "
+                             f"{unavailable[name]}")  # fmt: skip
 
 
-def apply_gates(summary: dict[str, Any], gates: list[tuple[str, float]]) -> list[str]:
-    """Record each gate in the summary; one message per gate that failed."""
-    checks, failed = [], []
+def apply_gates(
+    summary: dict[str, Any], gates: list[tuple[str, float]]
+) -> tuple[list[str], list[str]]:
+    """Record each gate in the summary, comparing the unrounded value (``summary["flat"]``):
+    one message per gate that failed, and one per gate whose metric has no value."""
+    checks, failed, missing = [], [], []
     for name, threshold in gates:
         value = summary["flat"].get(name)
-        if value is None:
-            raise InputError(f"--fail-under: {name} has no value on this data (nothing to "
-                             "measure it on), so it cannot gate")  # fmt: skip
-        passed = value >= threshold
+        passed = value is not None and value >= threshold
         checks.append({"metric": name, "threshold": threshold, "value": value, "passed": passed})
-        if not passed:
+        if value is None:
+            missing.append(f"--fail-under: {name} has no value on this data (nothing to "
+                           "measure it on), so it cannot gate")  # fmt: skip
+        elif not passed:
             failed.append(f"{name} is {value:.4f}, below the --fail-under threshold {threshold:g}")
     summary["fail_under"] = checks
-    return failed
+    return failed, missing
 
 
 @contextmanager
@@ -214,18 +232,23 @@ def eval_cmd(
             result = export_sample(store, out, sample, seed, owner, limit or DEFAULT_SAMPLE_POOL)
         lines = [f"wrote {result['drawn']} of {result['pool']} traces to {result['out']} "
                  f"(seed {seed})"]  # fmt: skip
+        if result["provider_errors_left_out"]:
+            lines.append(f"  left out {result['provider_errors_left_out']} provider-error "
+                         "trace(s): no model output to review")  # fmt: skip
         lines += [f"  {k:<28} {v['drawn']:>4} of {v['pool']}" for k, v in result["strata"].items()]
         _emit(as_json, result, "\n".join(lines))
         return 0
     show = not as_json and sys.stderr.isatty()
     summary = _evaluate(datasets, dataset_kind, traces, store_url, owner, backend, model_path,
                         provider, limit, seed, gates, show)  # fmt: skip
-    failed = apply_gates(summary, gates)
+    failed, missing = apply_gates(summary, gates)
     if report is not None:
         write_html(summary, report)
     _emit(as_json, summary, text_report(summary))
     for message in failed:
         click.echo(f"quotebound: {message}", err=True)
+    if missing:
+        raise InputError("; ".join(missing))
     return 1 if failed else 0
 
 
@@ -248,13 +271,14 @@ def _evaluate(
         if not records:
             raise InputError("no stored traces to evaluate (for this --owner); "
                              "answer some questions with quotebound ask first")  # fmt: skip
-        _check_gate_names(gates, metric_names("answers", ()))
     else:
         dataset = load_dataset(list(datasets), kind, limit)
-        _check_gate_names(gates, metric_names(dataset.task, dataset.labels))
-        if dataset.task == "pairs" and backend_name == "none":
-            raise InputError(f"{dataset.kind} measures an entailment backend: choose --backend "
-                             "heuristic, judge or nli")  # fmt: skip
+    task = "answers" if dataset is None else dataset.task
+    check_gate_names(gates, metric_names(task, dataset.labels if dataset else ()),
+                     unmeasurable(dataset, backend_name != "none"))  # fmt: skip
+    if task == "pairs" and backend_name == "none":
+        raise InputError(f"{dataset.kind if dataset else 'this'} data measures an entailment "
+                         "backend: choose --backend heuristic, judge or nli")  # fmt: skip
     backend = judge_model = None
     if backend_name == "judge" and provider is not None:
         if provider == "extractive":

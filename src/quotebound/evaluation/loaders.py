@@ -38,6 +38,7 @@ WICE_MAX_QUOTE_CHARS = 1500
 WICE_FALLBACK_SENTENCES = 3
 _MARKER = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")  # AttributionBench keeps "[2]" markers
 _WORD = re.compile(r"[^\W_]{3,}")
+_PROVIDER_ERROR = re.compile(r"\s*<provider error: ")  # what the pipeline traces on failure
 _OWN_FIELDS = frozenset({"id", "question", "sources", "output", "format", "labels", "meta",
                          "verdict", "trace"})  # fmt: skip
 
@@ -75,6 +76,8 @@ class AnswerExample:
     claims: tuple[ClaimLabel, ...] | None = None  # gold per parsed claim, in order
     gold_quotes: tuple[str, ...] = ()  # CLAPNQ: sentences the annotators selected
     title: str | None = None
+    error: str | None = None  # the provider error recorded instead of an output
+    where: str | None = None  # "FILE line N", for messages
 
 
 @dataclass
@@ -318,8 +321,11 @@ def own_example(row: Mapping[str, Any], where: str, number: int = 0) -> AnswerEx
         raise InputError(f"{where}: labels.answerable must be true, false or null")
     claims = labels.get("claims")
     parsed = None if claims is None else _claim_labels(claims, where)
+    trace = row.get("trace")
+    failed = isinstance(trace, dict) and trace.get("status") == "provider_error"
+    error = output if failed or _PROVIDER_ERROR.match(output) else None
     return AnswerExample(str(row.get("id") or f"line-{number}"), question, sources, output,
-                         fmt, answerable, parsed)  # fmt: skip
+                         fmt, answerable, parsed, error=error, where=where)  # fmt: skip
 
 
 def _claim_labels(claims: Any, where: str) -> tuple[ClaimLabel, ...]:

@@ -228,7 +228,8 @@ def classification(
 
 
 def citation_validity(valid: int, citations: int) -> Estimate:
-    """Share of citations that passed the id and span checks (and the cheap support checks)."""
+    """Share of citations that passed the id and span checks: the cited id was sent and the
+    quote is verbatim in the cited source (support and entailment checks do not count)."""
     return proportion(valid, citations)
 
 

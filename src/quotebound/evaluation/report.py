@@ -18,8 +18,10 @@ from ..errors import InputError
 
 _PAIR_ROWS = ("accuracy", "balanced_accuracy")
 _ANSWER_ROWS = (
-    ("citation_validity", "citation validity (first output)"),
-    ("served_citation_validity", "citation validity (served verdict)"),
+    ("citation_validity", "citation validity, id + span (first output)"),
+    ("served_citation_validity", "citation validity, id + span (served verdict)"),
+    ("citation_checks_passed", "citations passing every check (first output)"),
+    ("served_citation_checks_passed", "citations passing every check (served verdict)"),
     ("citation_recall", "citation recall (ALCE)"),
     ("citation_precision", "citation precision (ALCE)"),
     ("kept_claim_support", "kept claims supported"),

@@ -10,8 +10,10 @@ Two tasks (see ``loaders``):
   the abstention rates are computed over them.
 
 Invariants: the summary is one JSON-ready dict (``summary["metrics"]`` holds every value with
-its interval, ``summary["flat"]`` the scalar values ``--fail-under`` reads); nothing here
-prints; the one random source is ``random.Random(seed)``.
+its interval, rounded to 4 decimals; ``summary["flat"]`` the unrounded scalar values that
+``--fail-under`` compares); nothing here prints; the one random source is
+``random.Random(seed)``. An answer is a provider error (counted in ``provider_errors``, left
+out of the abstention and repair rates) when a model call failed and no claim was served.
 """
 
 from __future__ import annotations
@@ -33,11 +35,23 @@ from .loaders import BINARY_LABELS, THREE_LABELS, AnswerExample, Dataset, PairEx
 Tick = Callable[[int], None]  # told how many more items are done
 NEEDED_LABELS: tuple[str, ...] = ("needed", "not_needed")
 DETAIL_ROWS = 25  # disagreements / unsupported claims kept for the report
-# Citations that failed the id or span check carry no text that was checked.
-_NO_TEXT = frozenset({
+# Citations that failed the id or span check carry no text that was checked; every other
+# reason (support checks, entailment verdicts) comes after the id and span checks passed.
+ID_SPAN_FAILURES = frozenset({
     "unknown_source", "cites_user_message", "quote_missing", "quote_too_short",
     "quote_too_long", "quote_not_found", "quote_in_other_source",
 })  # fmt: skip
+_NO_TEXT = ID_SPAN_FAILURES
+# Lower-is-better rates: reported, but a ``--fail-under`` gate on them would pass as they got
+# worse, so gates name their complements (value = 1 - rate).
+LOWER_IS_BETTER: dict[str, str] = {
+    "false_abstention_rate": "answered_when_answerable",
+    "missed_abstention_rate": "abstained_when_unanswerable",
+    "abstention_rate": "answer_rate",
+    "repair_rate": "first_pass_rate",
+}
+# Answer metrics that need an entailment backend (besides the support_* / needed_* tables).
+ENTAILMENT_METRICS = ("citation_recall", "citation_precision", "kept_claim_support")
 
 
 def _quiet(n: int) -> None:
@@ -101,7 +115,7 @@ def pair_summary(results: Sequence[PairResult], labels: Sequence[str], seed: int
         "entailment": scores.to_dict(),
         "by_group_balanced_accuracy": by_group,
         "judgement_errors": sum(r.judgement.error is not None for r in results),
-        "pairs_per_second": round(len(results) / seconds, 3) if seconds > 0 else None,
+        "pairs_per_second": len(results) / seconds if seconds > 0 else None,
         "disagreements": [
             {"id": r.example.id, "claim": r.example.claim, "quote": r.example.quote[:600],
              "gold": r.example.gold, "original": r.example.original, "predicted": r.predicted,
@@ -131,13 +145,30 @@ class AnswerOutcome:
 
 
 def outcome_of_output(example: AnswerExample) -> AnswerOutcome:
-    """Verify an example's recorded output: quotebound serves its kept claims, or abstains."""
+    """Verify an example's recorded output: quotebound serves its kept claims, or abstains.
+    A recorded provider error (``example.error``) is not verified: it is a provider error."""
     if example.output is None:
         raise InputError(f"example {example.id} has no output to verify")
     ws = WorkingSet(example.sources)
+    if example.error is not None:
+        return AnswerOutcome(example, ws, None, None, "provider_error", abstained=False,
+                             error=example.error)  # fmt: skip
     verdict = verify(ws, example.output, example.format).to_dict()
     kept = verdict["counts"]["kept"]
     return AnswerOutcome(example, ws, verdict, verdict, verdict["status"], abstained=kept == 0)
+
+
+def provider_error_of(trace: TraceRecord) -> str | None:
+    """The provider error of a trace whose answer served no claim because a model call failed
+    (the first call: status ``provider_error``; or the repair turn, with nothing kept), else
+    None. An answer that served claims though its repair turn failed is not one."""
+    failed = trace.status == "provider_error" or (
+        trace.counts.get("provider_errors", 0) > 0 and trace.status not in ("grounded", "partial")
+    )
+    if not failed:
+        return None
+    recorded = [a.output for a in trace.attempts if a.output.startswith("<provider error: ")]
+    return recorded[-1] if recorded else "provider_error"
 
 
 def outcome_of_trace(trace: TraceRecord) -> AnswerOutcome:
@@ -153,9 +184,9 @@ def outcome_of_trace(trace: TraceRecord) -> AnswerOutcome:
             output = trace.attempts[index - 1].output
     example = AnswerExample(trace.id, trace.question, tuple(s.to_source() for s in trace.sources),
                             output, (served or {}).get("format", "auto"))  # fmt: skip
-    error = status if status == "provider_error" else None
+    error = provider_error_of(trace)
     return AnswerOutcome(example, trace.working_set(), first, served, status,
-                         abstained=status == "abstained", error=error,
+                         abstained=error is None and status == "abstained", error=error,
                          trace_id=trace.id)  # fmt: skip
 
 
@@ -206,14 +237,40 @@ def citation_evidence(citation: dict[str, Any], ws: WorkingSet) -> str | None:
     return source.text if source is not None else None
 
 
-def _count_citations(verdicts: Sequence[dict[str, Any] | None]) -> tuple[int, int]:
-    valid = total = 0
+def _count_citations(verdicts: Sequence[dict[str, Any] | None]) -> tuple[int, int, int]:
+    """(citations that passed the id and span checks, citations that passed every check,
+    citations)."""
+    id_span = valid = total = 0
     for v in verdicts:
         for claim in (v or {}).get("claims", []):
             for c in claim.get("citations", []):
                 total += 1
+                id_span += c.get("reason") not in ID_SPAN_FAILURES
                 valid += bool(c.get("valid"))
-    return valid, total
+    return id_span, valid, total
+
+
+def check_labels(outcomes: Sequence[AnswerOutcome]) -> None:
+    """Gold claim labels must line up with the parsed claims and their citations (an
+    InputError naming the file and line otherwise), whatever the backend."""
+    for o in outcomes:
+        labels = o.example.claims
+        if labels is None or o.error is not None:
+            continue
+        where = o.example.where or f"example {o.example.id}"
+        claims = (o.served or {}).get("claims", [])
+        if len(labels) != len(claims):
+            raise InputError(
+                f"{where}: labels.claims has {len(labels)} entries but the output parses "
+                f"into {len(claims)} claims; label each claim, in order"
+            )
+        for n, (label, claim) in enumerate(zip(labels, claims, strict=True), 1):
+            cits = len(claim.get("citations", []))
+            if label.needed and len(label.needed) != cits:
+                raise InputError(
+                    f"{where}: labels.claims[{n}].citations has {len(label.needed)} entries "
+                    f"but claim {n} has {cits} citations; label each citation, in order"
+                )
 
 
 class _CachedJudge:
@@ -238,21 +295,24 @@ class _CachedJudge:
 def answer_summary(
     outcomes: Sequence[AnswerOutcome], backend: Backend | None, seed: int, tick: Tick = _quiet
 ) -> dict[str, Any]:
-    first_valid, first_total = _count_citations([o.first for o in outcomes])
-    served_valid, served_total = _count_citations([o.served for o in outcomes])
+    check_labels(outcomes)
     answered = [o for o in outcomes if o.error is None]
+    first_ok, first_valid, first_total = _count_citations([o.first for o in outcomes])
+    served_ok, served_valid, served_total = _count_citations([o.served for o in outcomes])
     gold = [(bool(o.example.answerable), o.abstained) for o in answered
             if o.example.answerable is not None]  # fmt: skip
     summary: dict[str, Any] = {
         "statuses": _tally(o.status for o in outcomes),
         "provider_errors": len(outcomes) - len(answered),
-        "citation_validity": m.citation_validity(first_valid, first_total).to_dict(),
-        "served_citation_validity": m.citation_validity(served_valid, served_total).to_dict(),
+        "citation_validity": m.citation_validity(first_ok, first_total).to_dict(),
+        "served_citation_validity": m.citation_validity(served_ok, served_total).to_dict(),
+        "citation_checks_passed": m.proportion(first_valid, first_total).to_dict(),
+        "served_citation_checks_passed": m.proportion(served_valid, served_total).to_dict(),
         "abstention_rate": m.proportion(sum(o.abstained for o in answered),
                                         len(answered)).to_dict(),
         **m.abstention(gold).to_dict(),
     }  # fmt: skip
-    repaired = [o.extra["repaired"] for o in outcomes if "repaired" in o.extra]
+    repaired = [o.extra["repaired"] for o in answered if "repaired" in o.extra]
     if repaired:
         summary["repair_rate"] = m.proportion(sum(repaired), len(repaired)).to_dict()
     if backend is not None:
@@ -279,12 +339,7 @@ def _alce_summary(
     unsupported: list[dict[str, Any]] = []
     for o in outcomes:
         claims = (o.served or {}).get("claims", [])
-        labels = o.example.claims
-        if labels is not None and len(labels) != len(claims):
-            raise InputError(
-                f"example {o.example.id}: labels.claims has {len(labels)} entries but the "
-                f"output parses into {len(claims)} claims; label each claim, in order"
-            )
+        labels = o.example.claims  # lengths checked by check_labels
         for n, claim in enumerate(claims):
             cits = claim.get("citations", [])
             cited = m.CitedClaim(claim["text"], tuple(citation_evidence(c, o.working_set)
@@ -310,7 +365,7 @@ def _alce_summary(
                 support_gold.append(gold.support)
                 support_pred.append(judge.judge(claim["text"], union).label
                                     if union is not None else "unrelated")  # fmt: skip
-            for i, needed in enumerate(gold.needed[: len(cits)]):
+            for i, needed in enumerate(gold.needed):
                 if needed is None:
                     continue
                 needed_gold.append("needed" if needed else "not_needed")
@@ -385,14 +440,25 @@ def evaluate_answers(
 
 
 def _value(entry: Any) -> float | None:
-    if isinstance(entry, dict) and "value" in entry:
-        v = entry["value"]
-        return None if v is None else float(v)
-    return None
+    """The unrounded value of a metric entry: ``hits / n`` for a proportion (its ``value`` is
+    rounded for display), else its ``value``."""
+    if not isinstance(entry, dict) or entry.get("value") is None:
+        return None
+    hits, n = entry.get("hits"), entry.get("n")
+    if isinstance(hits, int) and isinstance(n, int) and n > 0:
+        return hits / n
+    return float(entry["value"])
+
+
+ANSWER_METRICS = ("citation_validity", "served_citation_validity", "citation_checks_passed",
+                  "served_citation_checks_passed", "citation_recall", "citation_precision",
+                  "kept_claim_support", "abstention_rate", "false_abstention_rate",
+                  "missed_abstention_rate", "repair_rate")  # fmt: skip
 
 
 def flat_metrics(summary: dict[str, Any]) -> dict[str, float | None]:
-    """Every scalar metric by one name: what ``--fail-under`` and the tables read."""
+    """Every scalar metric by one name, unrounded: what ``--fail-under`` compares and the
+    tables read."""
     metrics = summary["metrics"]
     flat: dict[str, float | None] = {}
     if summary["dataset"]["task"] == "pairs":
@@ -400,17 +466,13 @@ def flat_metrics(summary: dict[str, Any]) -> dict[str, float | None]:
         pps = metrics.get("pairs_per_second")
         flat["pairs_per_second"] = None if pps is None else float(pps)
         return flat
-    for name in ("citation_validity", "served_citation_validity", "citation_recall",
-                 "citation_precision", "kept_claim_support", "abstention_rate",
-                 "false_abstention_rate", "missed_abstention_rate", "repair_rate"):  # fmt: skip
+    for name in ANSWER_METRICS:
         if name in metrics:
             flat[name] = _value(metrics[name])
-    for rate, complement in (
-        ("false_abstention_rate", "answered_when_answerable"),
-        ("missed_abstention_rate", "abstained_when_unanswerable"),
-    ):
-        v = flat.get(rate)  # fmt: skip
-        flat[complement] = None if v is None else round(1 - v, 4)
+    for rate, complement in LOWER_IS_BETTER.items():
+        if rate in flat:
+            v = flat[rate]
+            flat[complement] = None if v is None else 1 - v
     if "claim_support" in metrics:
         flat.update(_classification_flat(metrics["claim_support"], "support_"))
     if "citation_needed" in metrics:
@@ -419,27 +481,68 @@ def flat_metrics(summary: dict[str, Any]) -> dict[str, float | None]:
 
 
 def _classification_flat(entry: dict[str, Any], prefix: str) -> dict[str, float | None]:
-    flat = {
-        f"{prefix}accuracy": _value(entry["accuracy"]),
-        f"{prefix}balanced_accuracy": _value(entry["balanced_accuracy"]),
-    }
+    """Accuracy, balanced accuracy and per-label precision/recall/F1, recomputed unrounded
+    from the counts (F1 = 2TP / (support + predicted))."""
+    recalls: list[float] = []
+    flat = {f"{prefix}accuracy": _value(entry["accuracy"])}
+    per_label: dict[str, float | None] = {}
     for label, s in entry["per_label"].items():
-        for what in ("precision", "recall", "f1"):
-            flat[f"{prefix}{what}_{label}"] = _value(s[what])
+        tp = s["recall"].get("hits") or 0
+        recall = _value(s["recall"])
+        if recall is not None:
+            recalls.append(recall)
+        total = s["support"] + s["predicted"]
+        per_label[f"{prefix}precision_{label}"] = _value(s["precision"])
+        per_label[f"{prefix}recall_{label}"] = recall
+        per_label[f"{prefix}f1_{label}"] = 2 * tp / total if total else None
+    flat[f"{prefix}balanced_accuracy"] = sum(recalls) / len(recalls) if recalls else None
+    flat.update(per_label)
     return flat
 
 
 def metric_names(task: str, labels: Sequence[str]) -> list[str]:
-    """Every name ``--fail-under`` may use for a task (some have no value on some data)."""
+    """Every name ``--fail-under`` may use for a task (some have no value on some data); the
+    lower-is-better rates (``LOWER_IS_BETTER``) are not among them."""
     if task == "pairs":
         names = ["accuracy", "balanced_accuracy", "pairs_per_second"]
         names += [f"{w}_{label}" for label in labels for w in ("precision", "recall", "f1")]
         return names
-    names = ["citation_validity", "served_citation_validity", "citation_recall",
-             "citation_precision", "kept_claim_support", "abstention_rate",
-             "false_abstention_rate", "missed_abstention_rate", "repair_rate",
-             "answered_when_answerable", "abstained_when_unanswerable"]  # fmt: skip
+    names = [n for n in ANSWER_METRICS if n not in LOWER_IS_BETTER]
+    names += list(LOWER_IS_BETTER.values())
     for prefix, labs in (("support_", THREE_LABELS), ("needed_", NEEDED_LABELS)):
         names += [f"{prefix}accuracy", f"{prefix}balanced_accuracy"]
         names += [f"{prefix}{w}_{lab}" for lab in labs for w in ("precision", "recall", "f1")]
     return names
+
+
+def unmeasurable(dataset: Dataset | None, with_backend: bool) -> dict[str, str]:
+    """Answer-task names that cannot have a value on this data with this backend, each with
+    why: known before running, so a gate on one stops before the run (exit 2)."""
+    if dataset is not None and dataset.task == "pairs":
+        return {}
+    out: dict[str, str] = {}
+    names = metric_names("answers", ())
+    answers = dataset.answers if dataset is not None else []
+    what = "stored traces" if dataset is None else f"this {dataset.kind} data"
+    claim_labels = [c for a in answers for c in a.claims or ()]
+    gold = {a.answerable for a in answers}
+    lacking = {
+        "support_": "has no labels.claims[].support" if not any(
+            c.support is not None for c in claim_labels) else None,
+        "needed_": "has no labels.claims[].citations[].needed" if not any(
+            v is not None for c in claim_labels for v in c.needed) else None,
+    }  # fmt: skip
+    for name in names:
+        prefix = next((p for p in lacking if name.startswith(p)), None)
+        if not with_backend and (name in ENTAILMENT_METRICS or prefix is not None):
+            out[name] = "needs an entailment backend (not --backend none)"
+        elif prefix is not None and lacking[prefix] is not None:
+            out[name] = f"{what} {lacking[prefix]}"
+    if True not in gold:
+        out["answered_when_answerable"] = f"{what} has no answerable example (labels.answerable)"
+    if False not in gold:
+        out["abstained_when_unanswerable"] = (f"{what} has no unanswerable example "
+                                              "(labels.answerable)")  # fmt: skip
+    if dataset is None or dataset.kind != "clapnq":
+        out["first_pass_rate"] = "only a CLAPNQ run (the answer pipeline) has a repair turn"
+    return out

@@ -6,7 +6,9 @@ claim kept, ``some_dropped`` otherwise, ``none`` when it has no citation). Alloc
 proportional to stratum size, with at least one trace from every stratum that has one (so a
 rare stratum, such as partial answers, is always seen), by largest remainders; within a
 stratum the traces are drawn by ``random.Random(seed)``. The same store, pool and seed give
-the same sample.
+the same sample. Provider-error traces (no claim served because a model call failed; see
+``run.provider_error_of``) are left out of the pool, and counted: there is no model output to
+review, and a "<provider error: ...>" line would not verify into the claims it is labelled with.
 
 Each exported line is a line of the evaluation JSONL format (docs/evaluation.md): question,
 sources as sent, the served output and its format, and empty ``labels`` for the reviewer to
@@ -25,6 +27,7 @@ from typing import Any
 from ..errors import InputError
 from ..store import Store, TraceRecord
 from ..traceview import served_verdict
+from .run import provider_error_of
 
 
 def stratum(trace: TraceRecord) -> tuple[str, str]:
@@ -132,9 +135,11 @@ def export_sample(
     store: Store, path: Path, n: int, seed: int, owner: str | None = None, pool: int = 500
 ) -> dict[str, Any]:
     """Write the sample to ``path`` (JSONL); a summary of what was drawn from which stratum."""
-    traces = recent_traces(store, owner, pool)
+    recent = recent_traces(store, owner, pool)
+    traces = [t for t in recent if provider_error_of(t) is None]
     if not traces:
-        raise InputError("no traces to sample in this store (for this --owner); "
+        also = f" ({len(recent)} provider-error traces left out)" if recent else ""
+        raise InputError(f"no traces to sample in this store (for this --owner){also}; "
                          "answer some questions with quotebound ask first")  # fmt: skip
     drawn = sample_traces(traces, n, seed)
     lines = [json.dumps(review_line(t, k), ensure_ascii=False) for t, k in drawn]
@@ -149,4 +154,5 @@ def export_sample(
     for _, (status, cits) in drawn:
         counts[f"{status}/{cits}"]["drawn"] += 1
     return {"out": str(path), "pool": len(traces), "drawn": len(drawn), "seed": seed,
+            "provider_errors_left_out": len(recent) - len(traces),
             "strata": dict(sorted(counts.items()))}  # fmt: skip
