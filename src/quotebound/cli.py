@@ -80,7 +80,8 @@ def _report(verdict: Verdict) -> str:
     head = f"status: {verdict.status}"
     if verdict.status in ("grounded", "partial", "ungrounded"):
         head += f" ({kept} of {total} claims kept)"
-    lines = [f"{head}  [format {verdict.format}]"]
+    tiers = f", checks: {' + '.join(verdict.tiers)}" if len(verdict.tiers) > 1 else ""
+    lines = [f"{head}  [format {verdict.format}{tiers}]"]
     if verdict.error:
         lines.append(f"  error: {verdict.error}")
     if verdict.status == "abstained":
@@ -96,6 +97,8 @@ def _report(verdict: Verdict) -> str:
             where = f" at [{c.span[0]}:{c.span[1]})" if c.span else ""
             quote = f' "{_shorten(c.quote)}"' if c.quote else ""
             state = "ok" if c.valid else f"{c.reason} ({c.message})"
+            if c.valid and c.entailment:  # what the entailment tier said, and how sure
+                state += f" ({c.entailment['label']} {c.entailment['score']:.2f})"
             lines.append(f"       - {c.source or c.ref}{where}{quote}: {state}")
     return "\n".join(lines)
 
