@@ -224,3 +224,14 @@ def test_a_backend_returning_too_few_judgements_fails_closed() -> None:
                       "entitled to 16 weeks of paid parental leave"): "supported"})  # fmt: skip
     cit = check_entailment(verify(WS, raw), WS, backend).claims[0].citations[0]
     assert not cit.valid and cit.reason == "entailment_error"
+
+
+def test_check_support_judges_on_the_provider_given(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["check-support", "a b", "--quote", "c d", "--backend", "judge",
+                        "--provider", "extractive"], capsys)  # fmt: skip
+    assert code == 2 and "needs a model" in err
+    code, _, err = run(["check-support", "a b", "--quote", "c d", "--backend", "judge",
+                        "--provider", "openai"], capsys)  # fmt: skip
+    assert code == 2 and "--model" in err
+    code, _, err = run(["check-support", "a b", "--quote", "c d", "--nli-model", "/x"], capsys)
+    assert code == 2 and "--backend nli" in err

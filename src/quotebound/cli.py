@@ -488,9 +488,8 @@ def ask_cmd(
     repaired once or dropped, or a helpful abstention; the whole exchange is traced."""
     chosen = make_provider(provider, model, base_url, api_key, model_path)
     try:
-        # A judge reuses the local model that answers, rather than loading a second copy.
-        judge_with = chosen if provider == "local" else None
-        backend = make_entailment(entailment, entailment_model, judge_with)
+        # A judge runs on the provider that answers (no second copy of a local model).
+        backend = make_entailment(entailment, entailment_model, chosen)
         options = AskOptions(corpora=list(corpora) or None, groups=groups, format=fmt,
                              limit=limit, budget_chars=budget, entailment=backend)  # fmt: skip
         with open_store(store_url) as store:
@@ -539,24 +538,42 @@ def _answer_report(answer: Answer) -> str:
 @click.option("--quote", required=True, help="The quote (or passage) offered as evidence.")
 @click.option("--backend", "backend_name", type=_ENTAILMENT_CHOICES, default="heuristic",
               show_default=True, help="The entailment backend.")  # fmt: skip
-@click.option("--model-path", type=click.Path(path_type=Path), metavar="PATH",
+@click.option("--nli-model", "nli_model", type=click.Path(path_type=Path), metavar="PATH",
               help="The local model directory of --backend nli.")  # fmt: skip
+@_provider_options
 @click.option("--json", "as_json", is_flag=True, help="Print the judgement as JSON.")
 def check_support_cmd(
-    claim: str, quote: str, backend_name: str, model_path: Path | None, as_json: bool
+    claim: str,
+    quote: str,
+    backend_name: str,
+    nli_model: Path | None,
+    provider: str,
+    model: str | None,
+    model_path: Path | None,
+    base_url: str | None,
+    api_key: str | None,
+    as_json: bool,
 ) -> int:
-    """Does QUOTE support CLAIM? One pair through one entailment backend. Exit 0 when it is
-    supported, 1 when it is contradicted, unrelated or could not be checked."""
+    """Does QUOTE support CLAIM? One pair through one entailment backend (the judge runs on
+    --provider: the embedded local model by default). Exit 0 when it is supported, 1 when it is
+    contradicted, unrelated or could not be checked."""
     if not claim.strip() or not quote.strip():
         raise InputError("CLAIM and --quote must both have text")
-    if model_path is not None and backend_name != "nli":
-        raise InputError("--model-path is for --backend nli")
-    backend = make_entailment(backend_name, model_path)
+    if nli_model is not None and backend_name != "nli":
+        raise InputError("--nli-model is for --backend nli")
+    judge = None
+    if backend_name == "judge":
+        if provider == "extractive":
+            raise InputError("the judge needs a model: --provider local, openai or anthropic")
+        judge = make_provider(provider, model, base_url, api_key, model_path)
+    backend = make_entailment(backend_name, nli_model, judge)
     assert backend is not None
     try:
         judgement = backend.judge(claim, quote)
     finally:
         backend.close()
+        if judge is not None:
+            judge.close()
     why = f"\n{judgement.detail}" if judgement.detail else ""
     err = f"\nerror: {judgement.error}" if judgement.error else ""
     human = f"{judgement.label} (score {judgement.score:.2f}, {judgement.version}){why}{err}"
