@@ -113,13 +113,19 @@ def _queries(count: int, seed: int) -> list[tuple[str, tuple[str, ...] | None, t
     return out
 
 
+@pytest.mark.parametrize("threshold_rows", [0, 2000])
 @pytest.mark.parametrize("fetch_rows", [100, 3])
 @pytest.mark.parametrize("limit", [1, 3, 10, 40])
 def test_search_equals_full_bm25(
-    corpus_store: SQLiteStore, monkeypatch: pytest.MonkeyPatch, limit: int, fetch_rows: int
+    corpus_store: SQLiteStore,
+    monkeypatch: pytest.MonkeyPatch,
+    limit: int,
+    fetch_rows: int,
+    threshold_rows: int,
 ) -> None:
     monkeypatch.setattr(sqlite_store, "FETCH_ROWS", fetch_rows)
-    for text, corpora, groups in _queries(60, SEED + limit + fetch_rows):
+    monkeypatch.setattr(sqlite_store, "_THRESHOLD_ROWS", threshold_rows)
+    for text, corpora, groups in _queries(60, SEED + limit + fetch_rows + threshold_rows):
         got = corpus_store.search(text, corpora=corpora, groups=groups, limit=limit)
         assert got == reference(corpus_store, text, corpora, groups, limit), (text, corpora, groups)
 
@@ -129,15 +135,34 @@ def test_pruning_runs_and_never_returns_hidden_chunks(corpus_store: SQLiteStore)
     # little), and what it returns stays inside the caller's groups and corpora.
     text = f"{COMMON[0]} {COMMON[1]} {MIDDLE[0]} {MIDDLE[3]} {RARE[0]} {RARE[1]}"
     ranker = sqlite_store._Ranker(
-        corpus_store._conn.cursor(), text.split(), *visible(None, ()), limit=10
+        corpus_store._conn.cursor(), text.split(), *visible(None, ()), limit=10, known={}
     )
     bounded = ranker._bounded()
     assert bounded is not None
-    rare, bounds = bounded
-    assert bounds == sorted(bounds, reverse=True)
-    theta = ranker._threshold(rare)
-    assert theta > 0
-    assert isinstance(_can_reach(rare, bounds, theta), str)
+    rare, bounds, counts = bounded
+    assert bounds == sorted(bounds, reverse=True) and counts == sorted(counts)
+    found = ranker._threshold(rare, counts)
+    assert found is not None
+    theta, size, cap, kept = found
+    assert cap >= 0
+    assert theta > 0 and 0 < size < len(rare) and kept
+    assert isinstance(_can_reach([f'"{t}"' for t in rare], bounds, theta), str)
+    # The threshold step's bounds are lower bounds of the full scores it stands for.
+    full = dict(
+        corpus_store._conn.execute(
+            "SELECT rowid, -bm25(chunk_fts) FROM chunk_fts WHERE chunk_fts MATCH ?",
+            (fts_query(text),),
+        ).fetchall()
+    )
+    partial = dict(
+        corpus_store._conn.execute(
+            "SELECT rowid, -bm25(chunk_fts) FROM chunk_fts WHERE chunk_fts MATCH ?",
+            (" OR ".join(f'"{t}"' for t in rare[:1]),),
+        ).fetchall()
+    )
+    least = ranker._least(rare, counts, 1, list(partial), partial)
+    assert any(least[cid] > partial[cid] for cid in partial)
+    assert all(partial[cid] <= least[cid] <= full[cid] for cid in partial)
     hidden = {
         key
         for (key,) in corpus_store._conn.execute(
@@ -173,7 +198,7 @@ def test_candidate_query_keeps_every_row_that_can_reach_theta(seed: int) -> None
     terms = [f"w{i}" for i in range(n)]
     bounds = sorted((rng.uniform(0.0, 8.0) for _ in range(n)), reverse=True)
     theta = rng.uniform(0.1, sum(bounds) * 1.1)
-    query = _can_reach(terms, bounds, theta)
+    query = _can_reach([f'"{t}"' for t in terms], bounds, theta)
     for mask in range(1, 2**n):
         held = {terms[i] for i in range(n) if mask >> i & 1}
         total = sum(bounds[i] for i in range(n) if mask >> i & 1)
@@ -194,3 +219,26 @@ def _eval(query: str, held: set[str]) -> bool:
 def test_search_on_an_empty_store(tmp_path: Path) -> None:
     with open_store(f"sqlite:///{tmp_path / 'empty.db'}") as store:
         assert store.search("parental leave weeks in Germany") == []
+
+
+def test_counts_kept_for_an_index_version_only(tmp_path: Path) -> None:
+    # Row counts are kept per store object for one state of the index: an ingest (here from
+    # another store object on the same file) moves the counts, and the ranking follows.
+    rng = random.Random(SEED + 7)
+    path = tmp_path / "grow.db"
+    query = f"{COMMON[0]} {MIDDLE[1]} {RARE[2]} {RARE[3]}"
+    with open_store(f"sqlite:///{path}") as store, open_store(f"sqlite:///{path}") as writer:
+        assert isinstance(store, SQLiteStore)
+        for n in range(6):
+            doc, chunks = _doc(f"a{n}.txt", [_paragraph(rng) for _ in range(5)])
+            writer.ingest("handbook", doc, chunks)
+        for round_ in range(3):
+            assert store.search(query, limit=5) == reference(store, query, None, (), 5)
+            assert store._known
+            paragraphs = [f"{RARE[2]} {RARE[3]} " * (round_ + 1) + _paragraph(rng)]
+            paragraphs += [_paragraph(rng) for _ in range(20)]
+            doc, chunks = _doc(f"b{round_}.txt", paragraphs)
+            writer.ingest("handbook", doc, chunks)
+        hits = store.search(query, limit=5)
+        assert hits == reference(store, query, None, (), 5)
+        assert hits[0].key == "handbook:b2.txt"

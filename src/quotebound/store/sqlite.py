@@ -10,12 +10,19 @@ the same scores. Only the work is cut (MaxScore/WAND style): FTS5 spends ~0.6 us
 scores, and a query with a few common words matches half the corpus. ``bm25`` is a sum over
 the query's words, and one word adds less than ``idf * (k1 + 1)`` to any row, so:
 
-1. the rarest words alone give partial scores, a lower bound for full scores: the k-th best
-   visible one is a threshold ``theta`` that the real k-th hit reaches;
-2. a row can reach ``theta`` only if the bounds of the words it contains add up to ``theta``:
-   an FTS5 boolean query over the words (``rare OR (common1 AND common2) ...``) selects those
-   rows, and only they are scored with the full query; every other row scores less than the
-   k-th hit, so it is not in the top k.
+1. the rarest words alone give partial scores (FTS5 ranks their rows cheaply); each other
+   word a best row has adds at least what it adds once (looked up with ``word AND (rare
+   words)``), so the k-th best visible of these sums is a threshold ``theta`` that the real
+   k-th hit reaches;
+2. a row outside those best ones gets at most the last one's partial score from the rare
+   words, and at most its bound from each other word: a row can reach ``theta`` only if the
+   bounds of what it contains add up to ``theta``. An FTS5 boolean query over the words
+   (``(rare) OR (common1 AND common2) ...``) selects those rows, and only they and the best
+   rows are scored with the full query; every other row scores less than the k-th hit.
+
+Each word's row count (for its bound) is kept per store object for the state of the index it
+was counted in (FTS5's totals record and the last chunk id), so it is counted again after any
+ingest, from any process.
 
 The ACL and corpus filter is applied to scored rows before they are counted towards the k,
 so a chunk outside the caller's groups is never returned and never takes a hit's place.
@@ -41,6 +48,7 @@ BUSY_TIMEOUT_S = 60.0
 # FTS5's bm25() constants (fts5_aux.c): a word adds idf * tf * (k1 + 1) / (tf + k1 * (1 - b +
 # b * length / average length)) to a row's score, less than idf * (k1 + 1) for any tf, length.
 BM25_K1 = 1.2
+BM25_B = 0.75
 # How many best-scored rows a ranking step fetches before it checks them against the ACL and
 # corpus filter (it fetches more only when too few of them are visible).
 FETCH_ROWS = 100
@@ -54,6 +62,11 @@ _MAX_PHRASES = 48
 # A query with more words than this skips the candidate query (it could grow too large) and
 # scores every matching row.
 _MAX_BOUNDED_WORDS = 12
+# The threshold step starts with as many of the rarest words as have at most this many rows
+# together (FTS5 scores each of those rows).
+_THRESHOLD_ROWS = 2000
+# How many words' row counts a store object keeps (for the index version it counted them in).
+_KNOWN_WORDS = 4096
 
 
 def fts_query(query: str) -> str | None:
@@ -66,17 +79,22 @@ def _any(terms: Sequence[str]) -> str:
     return " OR ".join(f'"{w}"' for w in terms)
 
 
-def _varint(data: bytes, at: int = 0) -> int:
-    """SQLite's varint (as FTS5 stores its row count) at ``data[at:]``."""
-    value = 0
-    for i in range(min(9, len(data) - at)):
-        byte = data[at + i]
-        if i == 8:
-            return (value << 8) | byte
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            break
-    return value
+def _varints(data: bytes) -> list[int]:
+    """Every SQLite varint (as FTS5 stores its totals and row sizes) in ``data``."""
+    values, at = [], 0
+    while at < len(data):
+        value = 0
+        for i in range(min(9, len(data) - at)):
+            byte = data[at + i]
+            if i == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        values.append(value)
+        at += i + 1
+    return values
 
 
 @dataclass(frozen=True, order=True)
@@ -93,7 +111,13 @@ class _Ranker:
     """The top ``limit`` visible occurrences by exact FTS5 bm25 over the OR of ``terms``."""
 
     def __init__(
-        self, cur: Cursor, terms: list[str], where: str, params: list[object], limit: int
+        self,
+        cur: Cursor,
+        terms: list[str],
+        where: str,
+        params: list[object],
+        limit: int,
+        known: dict[str, tuple[tuple[bytes, int], int]],
     ) -> None:
         self.cur, self.terms, self.where, self.params, self.limit = (
             cur,
@@ -102,40 +126,63 @@ class _Ranker:
             params,
             limit,
         )
+        self.known = known
+        self.n_rows, self.avgdl = 0, 0.0  # from FTS5's totals record
         self.full = _any(terms)  # the reference query: its word order fixes bm25's float sum
 
     def top(self) -> list[_Ranked]:
         bounded = self._bounded()
         if bounded is None:
-            return self._best(self.full, None)
-        rare, bounds = bounded
-        theta = self._threshold(rare)
-        if not theta:  # fewer than k visible rows among the rare words' ones
-            return self._best(self.full, None)
+            return self._best(None, None)
+        rare, bounds, counts = bounded
+        found = self._threshold(rare, counts)
+        if found is None:  # fewer than k visible rows among the rare words' ones
+            return self._best(None, None)
+        theta, size, cap, kept = found
         theta = theta * (1 - _SLACK) - _SLACK
-        candidates = _can_reach(rare, bounds, theta)
+        # A row outside ``kept`` gets at most ``cap`` from the rare words (it was not among
+        # their best rows), at most the sum of the bounds of those it has: one bound for all.
+        exprs = [f'"{t}"' for t in rare[size:]]
+        caps = bounds[size:]
+        if cap > 0:
+            exprs.insert(0, f"({_any(rare[:size])})")
+            caps.insert(0, min(cap * (1 + _SLACK) + _SLACK, sum(bounds[:size])))
+        candidates = _can_reach(exprs, caps, theta) if exprs else None
         if isinstance(candidates, str) and candidates.count('"') > 2 * _MAX_PHRASES:
-            # A row that has none of the first ``needed`` words has the rest's bounds at most.
-            needed = next(i for i in range(len(rare)) if sum(bounds[i + 1 :]) < theta) + 1
-            candidates = _any(rare[:needed]) if needed < len(rare) else True
-        # None cannot happen (the k rows behind theta reach it); True: every row can.
-        return self._best(self.full, candidates if isinstance(candidates, str) else None)
+            # A row that has none of the first ``needed`` terms has the rest's bounds at most.
+            needed = next(i for i in range(len(exprs)) if sum(caps[i + 1 :]) < theta) + 1
+            candidates = " OR ".join(exprs[:needed]) if needed < len(exprs) else True
+        if candidates is True:
+            return self._best(None, None)
+        return self._best(candidates or None, kept)
 
-    def _bounded(self) -> tuple[list[str], list[float]] | None:
-        """The distinct words, rarest first, with each one's bound on what it adds to a score;
-        None where bounds do not help (one word, very many words)."""
+    def _bounded(self) -> tuple[list[str], list[float], list[int]] | None:
+        """The distinct words, rarest first, with each one's bound on what it adds to a score
+        and its row count; None where bounds do not help (one word, very many words)."""
         if not 1 < len(self.terms) <= _MAX_BOUNDED_WORDS:
             return None
         cur = self.cur
-        cur.execute("SELECT block FROM chunk_fts_data WHERE id = 1")
-        row = cur.fetchone()
-        if row is None or not row[0]:  # an empty index has no totals record yet
+        cur.execute(
+            "SELECT (SELECT block FROM chunk_fts_data WHERE id = 1), "
+            "(SELECT max(id) FROM chunk_texts)"
+        )
+        totals, last = cur.fetchone()
+        if not totals:  # an empty index has no totals record yet
             return None
-        n_rows = _varint(row[0])
+        sizes = _varints(bytes(totals))
+        n_rows = self.n_rows = sizes[0]
+        self.avgdl = sum(sizes[1:]) / n_rows if n_rows and len(sizes) > 1 else 0.0
+        version = (bytes(totals), last)
         counted = []
         for i, term in enumerate(self.terms):
-            cur.execute("SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?", (f'"{term}"',))
-            counted.append((int(cur.fetchone()[0]), i, term))
+            known = self.known.get(term)
+            if known is None or known[0] != version:
+                match = f'"{term}"'
+                cur.execute("SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?", (match,))
+                if len(self.known) >= _KNOWN_WORDS:
+                    self.known.clear()
+                known = self.known[term] = (version, int(cur.fetchone()[0]))
+            counted.append((known[1], i, term))
         counted.sort()
         bounds = []
         for n, _, _ in counted:
@@ -143,45 +190,92 @@ class _Ranker:
                 return None  # the counts do not fit the totals: score everything instead
             idf = math.log((n_rows - n + 0.5) / (n + 0.5))
             bounds.append((idf if idf > 0 else 1e-6) * (BM25_K1 + 1) * (1 + _SLACK) + _SLACK)
-        return [t for _, _, t in counted], bounds
+        return [c[2] for c in counted], bounds, [c[0] for c in counted]
 
-    def _threshold(self, rare: list[str]) -> float:
-        """A score the k-th hit reaches, or 0: the k-th best full score of the visible rows
-        among the best by the rarest words alone (widened a word at a time until k are)."""
+    def _threshold(
+        self, rare: list[str], counts: list[int]
+    ) -> tuple[float, int, float, list[int]] | None:
+        """A score the k-th hit reaches (the k-th best visible partial score of the best rows
+        by the rarest ``size`` words alone, widened a word at a time until k are visible),
+        ``size``, the partial score that no other row beats (0 if every row with one of those
+        words was fetched) and the visible fetched rows; None if too few are visible."""
         cur, k = self.cur, self.limit
         fetch = max(FETCH_ROWS, 4 * k)
-        for size in range(1, len(rare)):
+        first = 1  # start with as many rare words as are cheap to score in full
+        while first < len(rare) - 1 and sum(counts[: first + 1]) <= _THRESHOLD_ROWS:
+            first += 1
+        for size in range(first, len(rare)):
             cur.execute(
-                "SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? "
-                "ORDER BY bm25(chunk_fts), rowid LIMIT ?",
+                "SELECT rowid, bm25(chunk_fts) AS s FROM chunk_fts WHERE chunk_fts MATCH ? "
+                "ORDER BY s, rowid LIMIT ?",
                 (_any(rare[:size]), fetch),
             )
-            ids = [int(r[0]) for r in cur.fetchall()]
+            rows = cur.fetchall()
+            partial = {int(cid): -float(score) for cid, score in rows}
             cur.execute(
-                "SELECT o.chunk_id FROM occurrences o JOIN documents d ON d.id = o.document_id "
+                "SELECT o.chunk_id FROM occurrences o "
+                "CROSS JOIN documents d ON d.id = o.document_id "
                 f"WHERE o.chunk_id IN (SELECT value FROM json_each(?)) AND {self.where}",
-                (json.dumps(ids), *self.params),
+                (json.dumps(list(partial)), *self.params),
             )
             seen = collections.Counter(int(r[0]) for r in cur.fetchall())
             if seen.total() < k:
                 continue
-            cur.execute(
-                "SELECT rowid, bm25(chunk_fts) FROM chunk_fts WHERE chunk_fts MATCH ? "
-                "AND +rowid IN (SELECT value FROM json_each(?))",
-                (self.full, json.dumps(list(seen))),
-            )
-            scores = sorted(s for cid, score in cur.fetchall() for s in [-score] * seen[cid])
-            return scores[-k] if len(scores) >= k else 0.0
-        return 0.0
+            least = self._least(rare, counts, size, list(seen), partial)
+            scores = sorted(s for cid, n in seen.items() for s in [least[cid]] * n)
+            cap = -float(rows[-1][1]) if len(rows) >= fetch else 0.0
+            return scores[-k], size, cap, sorted(seen)
+        return None
 
-    def _best(self, match: str, within: str | None) -> list[_Ranked]:
-        """The best ``limit`` visible occurrences of the rows that ``match`` (and ``within``,
-        if given), ranked by the bm25 of ``match``."""
-        cur, k = self.cur, self.limit
-        restrict = (
-            " AND +rowid IN (SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ?)" if within else ""
+    def _least(
+        self,
+        rare: list[str],
+        counts: list[int],
+        size: int,
+        ids: list[int],
+        partial: dict[int, float],
+    ) -> dict[int, float]:
+        """Lower bounds of the full scores of rows ``ids``: their ``partial`` score from the
+        rarest ``size`` words, plus what each other word they have adds at least (as if it
+        were there once: bm25 grows with the count)."""
+        least = {cid: partial[cid] for cid in ids}
+        if not self.avgdl:
+            return least
+        cur = self.cur
+        cur.execute(
+            "SELECT id, sz FROM chunk_fts_docsize WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(ids),),
         )
-        args: tuple[object, ...] = (match, within) if within else (match,)
+        norm = {
+            int(cid): BM25_K1 * (1 - BM25_B + BM25_B * sum(_varints(bytes(sz))) / self.avgdl)
+            for cid, sz in cur.fetchall()
+            if sz
+        }
+        group = _any(rare[:size])
+        for term, n in zip(rare[size:], counts[size:], strict=True):
+            idf = math.log((self.n_rows - n + 0.5) / (n + 0.5))
+            idf = idf if idf > 0 else 1e-6
+            cur.execute(
+                "SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ?", (f'"{term}" AND ({group})',)
+            )
+            for (cid,) in cur.fetchall():
+                if cid in least and cid in norm:
+                    least[cid] += idf * (BM25_K1 + 1) / (1 + norm[cid]) * (1 - _SLACK)
+        return least
+
+    def _best(self, within: str | None, kept: list[int] | None) -> list[_Ranked]:
+        """The best ``limit`` visible occurrences by the bm25 of the full query among every
+        matching row, or (``kept`` given) among the rows in ``kept`` or matching ``within``."""
+        cur, k = self.cur, self.limit
+        args: tuple[object, ...] = (self.full,)
+        restrict = ""
+        if kept is not None:
+            among = "SELECT value FROM json_each(?)"
+            args += (json.dumps(kept),)
+            if within:
+                among = f"SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? UNION {among}"
+                args = (self.full, within, json.dumps(kept))
+            restrict = f" AND +rowid IN ({among})"
         scored = (
             "SELECT rowid AS cid, bm25(chunk_fts) AS score FROM chunk_fts "
             f"WHERE chunk_fts MATCH ?{restrict}"
@@ -192,7 +286,7 @@ class _Ranker:
         scores = {int(cid): float(score) for cid, score in rows}
         cur.execute(
             "SELECT o.id, o.chunk_id, d.key, o.ordinal FROM occurrences o "
-            "JOIN documents d ON d.id = o.document_id "
+            "CROSS JOIN documents d ON d.id = o.document_id "
             f"WHERE o.chunk_id IN (SELECT value FROM json_each(?)) AND {self.where}",
             (json.dumps(list(scores)), *self.params),
         )
@@ -215,15 +309,16 @@ class _Ranker:
 def _can_reach(
     terms: list[str], bounds: list[float], theta: float, at: int = 0, depth: int = 0
 ) -> str | bool | None:
-    """An FTS5 query for the rows whose words among ``terms[at:]`` can add up to ``theta``:
-    True for every row, None for none. Each row it leaves out scores below ``theta``."""
+    """An FTS5 query for the rows whose terms (FTS5 expressions) among ``terms[at:]`` can add
+    up to ``theta``: True for every row, None for none. Each row it leaves out scores below
+    ``theta``."""
     if theta <= 0:
         return True
     if sum(bounds[at:]) < theta:
         return None
     if depth >= _MAX_DEPTH or at == len(terms) - 1:
-        return _any(terms[at:])
-    word = f'"{terms[at]}"'
+        return " OR ".join(terms[at:])
+    word = terms[at]
     rest = _can_reach(terms, bounds, theta - bounds[at], at + 1, depth + 1)
     without = _can_reach(terms, bounds, theta, at + 1, depth)
     if without is True:
@@ -240,6 +335,7 @@ class SQLiteStore(SQLStore):
     def __init__(self, path: Path) -> None:
         self.url = f"sqlite:///{path}"
         self.path = path
+        self._known: dict[str, tuple[tuple[bytes, int], int]] = {}
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(
@@ -294,7 +390,7 @@ class SQLiteStore(SQLStore):
             return []
         where, params = visible(corpora, groups)
         with self._read() as cur:
-            ranked = _Ranker(cur, terms, where, params, limit).top()
+            ranked = _Ranker(cur, terms, where, params, limit, self._known).top()
             if not ranked:
                 return []
             cur.execute(
