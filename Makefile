@@ -4,6 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
+ENSURE_POSTGRES := bash scripts/ensure-debian.sh postgresql "the PostgreSQL tests" \
+	'ls /usr/lib/postgresql/*/bin/initdb || command -v initdb'
+ENSURE_CHROMIUM := bash scripts/ensure-debian.sh chromium "the browser tests" 'test -x /usr/bin/chromium'
+
 .PHONY: demo test lint typecheck bench screenshots clean
 
 $(STAMP): pyproject.toml
@@ -17,8 +21,8 @@ demo: $(STAMP)
 	@bash examples/demo.sh $(BIN)/quotebound
 
 test: $(STAMP)
-	@bash scripts/ensure-postgres.sh
-	@bash scripts/ensure-chromium.sh
+	@$(ENSURE_POSTGRES)
+	@$(ENSURE_CHROMIUM)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
@@ -32,7 +36,7 @@ bench: $(STAMP)
 
 # The screenshots in docs/img/, made by the browser tests in real headless Chromium.
 screenshots: $(STAMP)
-	@bash scripts/ensure-chromium.sh
+	@$(ENSURE_CHROMIUM)
 	QB_SCREENSHOTS=docs/img $(BIN)/python -m pytest tests/test_web.py -q
 
 clean:
