@@ -241,3 +241,18 @@ def test_native_citation_provider_is_repaired_in_its_own_words(store: Store) -> 
     shown, request_again = provider.requests[1].messages[-2:]
     assert shown.content == "Germany pays 16 weeks."  # its own words, not our JSON mapping
     assert "plain sentences, citing the documents" in request_again.content
+
+
+@pytest.mark.parametrize("note", ["answerable", "None", " n/a. ", ""])
+def test_an_abstention_note_that_says_nothing_is_replaced(store: Store, note: str) -> None:
+    provider = ScriptedProvider([json.dumps({"answerable": False, "missing": note, "claims": []})])
+    result = ask(QUESTION, store, provider)
+    assert result.status == "abstained" and result.abstention is not None
+    assert result.abstention.missing == "the documents searched do not state this"
+
+
+def test_an_abstention_note_with_content_is_kept(store: Store) -> None:
+    provider = ScriptedProvider([json.dumps({"answerable": False, "missing": "pension plans",
+                                             "claims": []})])  # fmt: skip
+    result = ask(QUESTION, store, provider)
+    assert result.abstention is not None and result.abstention.missing == "pension plans"

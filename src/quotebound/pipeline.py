@@ -263,12 +263,23 @@ def _abstention(
         missing = f"the model's answer could not be read ({final.error})"
         step = "Try again, or use the extractive provider, which always answers verbatim."
     elif final is not None and final.status == "abstained":
-        missing = final.missing or "the documents searched do not state this"
+        missing = _said(final.missing) or "the documents searched do not state this"
         step = "Rephrase with the documents' own terms, or ask the owner of these documents."
     else:
         missing = "no claim in the answer could be verified against the documents searched"
         step = "Rephrase the question more narrowly, or read the documents searched directly."
     return Abstention(question, searched, missing, step)
+
+
+# What small models write into "missing" when they have nothing to say: field names, fillers.
+_EMPTY_NOTES = frozenset({"", "answerable", "missing", "none", "null", "n/a", "na", "unknown", "-"})
+
+
+def _said(note: str | None) -> str | None:
+    """The model's note on what is missing, unless it says nothing (a field name, "none")."""
+    if note is None or note.strip().strip(".").lower() in _EMPTY_NOTES:
+        return None
+    return note.strip()
 
 
 def _counts(
