@@ -500,9 +500,10 @@ def test_waiting_questions_never_block_other_endpoints_and_overflow_is_503(
                                      timeout=60) as client:  # fmt: skip
             asks = [asyncio.create_task(client.post("/v1/ask", json={"question": "leave weeks"}))
                     for _ in range(3)]  # fmt: skip
-            while not gate.started.is_set():
+            for _ in range(3000):  # until all three are admitted and waiting on the model
+                if gate.started.is_set() and env.app.state.admission.count == 3:
+                    break
                 await asyncio.sleep(0.01)
-            await asyncio.sleep(0.2)  # all three admitted and waiting on the model
             overflow = await client.post("/v1/ask", json={"question": "leave weeks"})
             others = [await client.get("/v1/whoami"), await client.get("/v1/traces"),
                       await client.get("/healthz")]  # fmt: skip
@@ -516,6 +517,7 @@ def test_waiting_questions_never_block_other_endpoints_and_overflow_is_503(
     assert overflow.headers["retry-after"] == "5"
     assert [r.status_code for r in others] == [200, 200, 200] and still_waiting
     assert [r.json()["status"] for r in answered] == ["grounded"] * 3
+    assert env.app.state.admission.count == 0  # every answer gave its place back
 
 
 def test_store_connections_are_pooled_not_leaked(env: Env) -> None:
@@ -523,3 +525,53 @@ def test_store_connections_are_pooled_not_leaked(env: Env) -> None:
         assert env.call("GET", "/v1/whoami", env.alice).status_code == 200
         error_of(env.call("GET", "/v1/traces/0123abc", env.alice), 404, "not_found")
     assert env.app.state.stores.opened <= 2
+
+
+def test_a_client_that_leaves_mid_stream_still_frees_its_place_and_gets_traced(
+    tmp_path: Path,
+) -> None:
+    gate = Gate()
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    env = Env(url, provider=lambda: gate)
+    app = env.app
+    body = json.dumps({"question": "leave weeks", "stream": True}).encode()
+
+    async def leave_at_once() -> list[Any]:
+        request = [{"type": "http.request", "body": body, "more_body": False}]
+        gone = asyncio.Event()
+
+        async def receive() -> Any:
+            if request:
+                return request.pop(0)
+            await gone.wait()
+            return {"type": "http.disconnect"}
+
+        sent: list[Any] = []
+
+        async def send(message: Any) -> None:
+            sent.append(message)
+            if message["type"] == "http.response.start":
+                gone.set()  # the client hangs up as soon as the headers arrive
+
+        scope = {
+            "type": "http", "method": "POST", "path": "/v1/ask", "raw_path": b"/v1/ask",
+            "query_string": b"", "root_path": "", "scheme": "http", "http_version": "1.1",
+            "server": ("test", 80), "client": ("client", 1),
+            "headers": [(b"authorization", f"Bearer {env.alice}".encode()),
+                        (b"content-type", b"application/json")],
+        }  # fmt: skip
+        await app(scope, receive, send)
+        return sent
+
+    sent = asyncio.run(leave_at_once())
+    assert sent[0]["status"] == 200
+    assert app.state.admission.count == 1  # the answer is still being worked on
+    gate.open.set()
+    for _ in range(1000):
+        if app.state.admission.count == 0:
+            break
+        threading.Event().wait(0.01)
+    assert app.state.admission.count == 0
+    with open_store(url) as store:
+        owner = store.authenticate(env.alice)
+        assert owner is not None and len(store.list_traces(owner.id)) == 1

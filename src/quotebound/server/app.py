@@ -25,7 +25,7 @@ import re
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager, contextmanager, nullcontext
+from contextlib import asynccontextmanager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from importlib import resources
 from typing import Annotated, Any, Literal
@@ -301,6 +301,25 @@ class _Stores:
             store.close()
 
 
+class _Admission:
+    """How many questions are running or queued, at most ``limit``."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.count = limit, 0
+        self._lock = threading.Lock()
+
+    def enter(self) -> bool:
+        with self._lock:
+            if self.count >= self.limit:
+                return False
+            self.count += 1
+            return True
+
+    def leave(self) -> None:
+        with self._lock:
+            self.count -= 1
+
+
 class _Model:
     """The provider, made once on first use; calls serialised where it is not thread-safe."""
 
@@ -396,7 +415,7 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
     stores = _Stores(cfg.store_url, cfg.idle_connections)
     model = _Model(cfg.provider)
     pool = ThreadPoolExecutor(max_workers=cfg.ask_workers, thread_name_prefix="qb-ask")
-    waiting = threading.BoundedSemaphore(cfg.max_waiting)
+    waiting = _Admission(cfg.max_waiting)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
@@ -418,6 +437,7 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.stores = stores
+    app.state.admission = waiting
     app.add_middleware(BodyLimit, limit=cfg.max_body_bytes)
     app.add_middleware(ApiHeaders)
     _install_error_handlers(app)
@@ -457,12 +477,12 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
             return ask(body.question, db, provider, options, progress)
 
     def admit() -> None:
-        if not waiting.acquire(blocking=False):
+        if not waiting.enter():
             raise ApiError(503, "busy", f"{cfg.max_waiting} questions are already waiting; "
                            "retry shortly", {"Retry-After": "5"})  # fmt: skip
 
     def release(_: Any = None) -> None:
-        waiting.release()
+        waiting.leave()
 
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     def page() -> Response:
@@ -521,45 +541,50 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
             future.add_done_callback(release)
             answer = await asyncio.wrap_future(future)
             return answer.to_dict()
-        return StreamingResponse(
-            _stream(body, key), media_type="text/event-stream",
-            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-        )  # fmt: skip
-
-    async def _stream(body: AskIn, key: ApiKey) -> AsyncIterator[str]:
+        # The work starts now, whether or not the client reads the stream: it always gives
+        # its place back and writes its trace, even when the client goes away.
         loop = asyncio.get_running_loop()
         events: asyncio.Queue[tuple[str, Any] | None] = asyncio.Queue()
 
         def put(item: tuple[str, Any] | None) -> None:
-            loop.call_soon_threadsafe(events.put_nowait, item)
+            # RuntimeError: the event loop is gone; nobody listens, and the answer goes on.
+            with suppress(RuntimeError):
+                loop.call_soon_threadsafe(events.put_nowait, item)
+
+        try:
+            pool.submit(_answer_into, body, key, put)
+        except RuntimeError:  # the pool is shutting down
+            release()
+            raise ApiError(503, "busy", "the server is stopping") from None
+        return StreamingResponse(
+            _stream(events), media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )  # fmt: skip
+
+    def _answer_into(body: AskIn, key: ApiKey, put: Callable[[Any], None]) -> None:
+        """Answer in the ask pool, putting progress, then the answer or an error, then None."""
 
         def progress(stage: str, data: dict[str, Any]) -> None:
             put(("progress", {"stage": stage, **data}))
 
-        def work() -> None:
-            try:
-                put(("answer", run_ask(body, key, progress)))
-            except ApiError as exc:
-                put(("error", {"code": exc.code, "message": exc.message}))
-            except StoreError as exc:
-                log.error("store error while answering: %s", exc)
-                put(("error", {"code": "store_error", "message": _UNAVAILABLE["store_error"]}))
-            except QuoteboundError as exc:
-                put(("error", {"code": exc.code, "message": str(exc)}))
-            except Exception:
-                log.exception("unexpected error while answering")
-                message = "internal error; the server log has the details"
-                put(("error", {"code": "internal", "message": message}))
-            finally:
-                put(None)
-                release()
-
         try:
-            pool.submit(work)
-        except RuntimeError:
+            put(("answer", run_ask(body, key, progress)))
+        except ApiError as exc:
+            put(("error", {"code": exc.code, "message": exc.message}))
+        except StoreError as exc:
+            log.error("store error while answering: %s", exc)
+            put(("error", {"code": "store_error", "message": _UNAVAILABLE["store_error"]}))
+        except QuoteboundError as exc:
+            put(("error", {"code": exc.code, "message": str(exc)}))
+        except Exception:
+            log.exception("unexpected error while answering")
+            message = "internal error; the server log has the details"
+            put(("error", {"code": "internal", "message": message}))
+        finally:
+            put(None)
             release()
-            yield _sse("error", {"code": "busy", "message": "the server is stopping"})
-            return
+
+    async def _stream(events: asyncio.Queue[tuple[str, Any] | None]) -> AsyncIterator[str]:
         yield _sse("progress", {"stage": "searching"})
         while (item := await events.get()) is not None:
             kind, payload = item
