@@ -54,7 +54,7 @@ def test_list_traces_shows_only_the_owners_newest_first(store: Store) -> None:
     assert store.list_traces("nobody") == []
 
 
-def test_the_keys_migration_is_the_newest_applied(store: Store) -> None:
+def test_the_keys_migration_is_listed_and_applied(store: Store) -> None:
     names = [m.name for m in migrations(store.dialect)]  # type: ignore[attr-defined]
     assert "0003_api_keys" in names
     assert store.applied_migrations() == names  # type: ignore[attr-defined]

@@ -79,14 +79,15 @@ def document_of(src: Source) -> str:
     return _CHUNK_SUFFIX.sub("", src.key) if src.key else src.id
 
 
-def deep_link(src: Source, quote: str) -> str | None:
-    """The URL that opens ``src`` at ``quote``, or None when the source has no URL."""
+def deep_link(src: Source, quote: str | None = None) -> str | None:
+    """The URL that opens ``src`` at ``quote`` (at its page, or the plain URL, without one),
+    or None when the source has no http(s) URL."""
     base = _base_url(src)
     if base is None:
         return None
     if base.lower().endswith(".pdf") or src.page is not None:
         return f"{base}#page={src.page}" if src.page is not None else base
-    return f"{base}#:~:text={text_fragment(quote)}"
+    return f"{base}#:~:text={text_fragment(quote)}" if quote else base
 
 
 def text_fragment(quote: str) -> str:

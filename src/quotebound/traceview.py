@@ -13,17 +13,29 @@ import dataclasses
 from typing import Any
 
 from .errors import NotFoundError
-from .resolve import deep_link, safe_url
-from .store import TraceRecord, TraceSource
+from .resolve import deep_link
+from .store import TraceAttempt, TraceRecord, TraceSource
+
+
+def served_attempt(trace: TraceRecord) -> TraceAttempt | None:
+    """The attempt whose verdict the answer showed (``counts.served_attempt``), if recorded."""
+    served = trace.counts.get("served_attempt")
+    if served is not None and 0 < served <= len(trace.attempts):
+        return trace.attempts[served - 1]
+    return None
+
+
+def served_output(trace: TraceRecord) -> str | None:
+    """The raw output the answer was served from, else the last one (None: no model call)."""
+    attempt = served_attempt(trace) or (trace.attempts[-1] if trace.attempts else None)
+    return None if attempt is None else attempt.output
 
 
 def served_verdict(trace: TraceRecord) -> dict[str, Any] | None:
     """The verdict (its JSON form) that the answer showed, else the last one recorded."""
-    served = trace.counts.get("served_attempt")
-    if served is not None and 0 < served <= len(trace.attempts):
-        verdict = trace.attempts[served - 1].verdict
-        if verdict is not None:
-            return verdict
+    attempt = served_attempt(trace)
+    if attempt is not None and attempt.verdict is not None:
+        return attempt.verdict
     return next((a.verdict for a in reversed(trace.attempts) if a.verdict), None)
 
 
@@ -60,15 +72,8 @@ def source_view(trace: TraceRecord, sid: str) -> dict[str, Any]:
         "trace": trace.id,
         "source": dataclasses.asdict(source),
         "spans": spans,
-        "link": deep_link(source.to_source(), quote) if quote else _plain_link(source),
+        "link": deep_link(source.to_source(), quote),
     }
-
-
-def _plain_link(source: TraceSource) -> str | None:
-    base = safe_url(source.url)
-    if base is None:
-        return None
-    return f"{base}#page={source.page}" if source.page is not None else base
 
 
 def claims_view(trace: TraceRecord) -> list[dict[str, Any]]:

@@ -172,16 +172,12 @@ def provider_error_of(trace: TraceRecord) -> str | None:
 
 
 def outcome_of_trace(trace: TraceRecord) -> AnswerOutcome:
-    from ..traceview import served_verdict
+    from ..traceview import served_output, served_verdict
 
     served = served_verdict(trace)
     first = next((a.verdict for a in trace.attempts if a.verdict is not None), None)
     status = trace.status or (served or {}).get("status") or "unknown"
-    output = trace.attempts[-1].output if trace.attempts else None
-    if served is not None:
-        index = trace.counts.get("served_attempt")
-        if index is not None and 0 < index <= len(trace.attempts):
-            output = trace.attempts[index - 1].output
+    output = served_output(trace)
     example = AnswerExample(trace.id, trace.question, tuple(s.to_source() for s in trace.sources),
                             output, (served or {}).get("format", "auto"))  # fmt: skip
     error = provider_error_of(trace)

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..store import Store, TraceRecord
-from ..traceview import served_verdict
+from ..traceview import served_output, served_verdict
 from .run import provider_error_of
 
 
@@ -105,10 +105,7 @@ def recent_traces(store: Store, owner: str | None, limit: int) -> list[TraceReco
 def review_line(trace: TraceRecord, key: tuple[str, str]) -> dict[str, Any]:
     """One line of the review file: an evaluation example with labels left to fill."""
     verdict = served_verdict(trace)
-    output = trace.attempts[-1].output if trace.attempts else ""
-    index = trace.counts.get("served_attempt")
-    if index is not None and 0 < index <= len(trace.attempts):
-        output = trace.attempts[index - 1].output
+    output = served_output(trace) or ""
     claims = (verdict or {}).get("claims", [])
     return {
         "id": trace.id,

@@ -152,9 +152,7 @@ def _status_of(exc: QuoteboundError) -> int:
         return 404
     if isinstance(exc, InputError | PolicyError):
         return 400
-    if isinstance(exc, StoreError):
-        return 503
-    return 500
+    return 500  # StoreError never gets here: its handler answers a generic 503
 
 
 def _validation_message(exc: RequestValidationError) -> tuple[int, str, str, list[Any]]:

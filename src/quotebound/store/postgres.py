@@ -9,13 +9,13 @@ Ranking is PostgreSQL's ``ts_rank_cd`` over English stems, with the words of the
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from ..errors import StoreError
 from .base import Hit
-from .sql import HIT_COLUMNS, SQLStore, hit_from_row, visible, words
+from .sql import HIT_COLUMNS, SQLStore, hit_from_row
 
 try:
     import psycopg
@@ -57,17 +57,9 @@ class PostgresStore(SQLStore):
         except psycopg.Error as exc:
             raise StoreError(f"store read failed: {exc}") from exc
 
-    def search(
-        self,
-        query: str,
-        corpora: Sequence[str] | None = None,
-        groups: Sequence[str] = (),
-        limit: int = 10,
+    def _ranked(
+        self, terms: list[str], where: str, params: list[object], limit: int
     ) -> list[Hit]:
-        terms = words(query)
-        if not terms or limit < 1:
-            return []
-        where, params = visible(corpora, groups)
         sql = (
             f"SELECT {HIT_COLUMNS}, ts_rank_cd(ct.tsv, q.query) AS score "
             "FROM (SELECT to_tsquery('english', ?) AS query) q "

@@ -134,6 +134,28 @@ class SQLStore(AccessMixin, Store):
     def _sql(self, statement: str) -> str:
         return statement
 
+    # -- search --------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        corpora: Sequence[str] | None = None,
+        groups: Sequence[str] = (),
+        limit: int = 10,
+    ) -> list[Hit]:
+        terms = words(query)
+        if not terms or limit < 1:
+            return []
+        where, params = visible(corpora, groups)
+        return self._ranked(terms, where, params, limit)
+
+    @abstractmethod
+    def _ranked(
+        self, terms: list[str], where: str, params: list[object], limit: int
+    ) -> list[Hit]:
+        """The best ``limit`` visible occurrences for the OR of ``terms``: the backend's
+        ranked query, with the visibility clause ``where`` (ACL, corpus) inside it."""
+
     # -- migrations ----------------------------------------------------------------------
 
     def _migrate(self) -> None:

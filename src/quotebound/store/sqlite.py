@@ -41,7 +41,7 @@ from pathlib import Path
 
 from ..errors import StoreError
 from .base import Hit
-from .sql import HIT_COLUMNS, Cursor, SQLStore, hit_from_row, visible, words
+from .sql import HIT_COLUMNS, Cursor, SQLStore, hit_from_row, words
 
 BUSY_TIMEOUT_S = 60.0
 
@@ -378,17 +378,9 @@ class SQLiteStore(SQLStore):
                 self._conn.execute("COMMIT")
             cur.close()
 
-    def search(
-        self,
-        query: str,
-        corpora: Sequence[str] | None = None,
-        groups: Sequence[str] = (),
-        limit: int = 10,
+    def _ranked(
+        self, terms: list[str], where: str, params: list[object], limit: int
     ) -> list[Hit]:
-        terms = words(query)
-        if not terms or limit < 1:
-            return []
-        where, params = visible(corpora, groups)
         with self._read() as cur:
             ranked = _Ranker(cur, terms, where, params, limit, self._known).top()
             if not ranked:
