@@ -8,7 +8,7 @@ ENSURE_POSTGRES := bash scripts/ensure-debian.sh postgresql "the PostgreSQL test
 	'ls /usr/lib/postgresql/*/bin/initdb || command -v initdb'
 ENSURE_CHROMIUM := bash scripts/ensure-debian.sh chromium "the browser tests" 'test -x /usr/bin/chromium'
 
-.PHONY: demo test lint typecheck bench screenshots clean
+.PHONY: demo test fuzz lint typecheck bench screenshots clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "quotebound needs Python 3.11+"'
@@ -26,6 +26,12 @@ test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
+
+# The property tests with fresh random examples, 20 times as many (make test draws the same
+# ones on every run). A failure prints the seed and a @reproduce_failure blob.
+fuzz: $(STAMP)
+	QB_HYPOTHESIS=fuzz QB_FUZZ_SCALE=$${QB_FUZZ_SCALE:-20} $(BIN)/python -m pytest -q -p no:cacheprovider \
+		tests/test_properties.py tests/test_fastpaths.py tests/test_ingest.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from pgcluster import Cluster, start_cluster
 from quotebound.store import Store, open_store
+
+# `make test` (and so CI) explores the same examples on every run, so a red run is the code's
+# doing, never the dice's; `make fuzz` (QB_HYPOTHESIS=fuzz) draws new ones, many more of them.
+settings.register_profile("repeatable", derandomize=True, print_blob=True)
+settings.register_profile("fuzz", derandomize=False, print_blob=True)
+settings.load_profile(os.environ.get("QB_HYPOTHESIS", "repeatable"))
 
 
 @pytest.fixture(autouse=True)

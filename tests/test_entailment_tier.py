@@ -140,10 +140,18 @@ def test_ask_runs_the_tier_repairs_its_failures_and_traces_the_judgements(tmp_pa
     with open_store(f"sqlite:///{tmp_path / 'qb.db'}") as store:
         store.ingest("hr", *doc("c.txt", CONTRACTORS, LEAVE))
         question = "Are contractors eligible for parental leave?"
-        bad = answer(("Contractors are eligible for company-paid parental leave.",
-                      [("S1", "Contractors are not eligible for company-paid parental leave")]))
-        good = answer(("Contractors are not eligible for company-paid parental leave.",
-                       [("S1", "Contractors are not eligible for company-paid parental leave")]))
+        bad = answer(
+            (
+                "Contractors are eligible for company-paid parental leave.",
+                [("S1", "Contractors are not eligible for company-paid parental leave")],
+            )
+        )
+        good = answer(
+            (
+                "Contractors are not eligible for company-paid parental leave.",
+                [("S1", "Contractors are not eligible for company-paid parental leave")],
+            )
+        )
         provider = ScriptedProvider([bad, good])
         result = ask(question, store, provider, AskOptions(entailment=make_backend("heuristic")))
         assert result.status == "grounded" and result.repaired
@@ -172,8 +180,12 @@ def _files(tmp_path: Path, raw: str) -> tuple[str, str]:
 def test_verify_cli_with_and_without_the_tier(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    raw = answer(("Contractors are eligible for company-paid parental leave.",
-                  [("S3", "Contractors are not eligible for company-paid parental leave")]))
+    raw = answer(
+        (
+            "Contractors are eligible for company-paid parental leave.",
+            [("S3", "Contractors are not eligible for company-paid parental leave")],
+        )
+    )
     sources, out = _files(tmp_path, raw)
     code, stdout, _ = run(["verify", sources, out, "--json"], capsys)
     assert code == 0 and json.loads(stdout)["tiers"] == ["code"]

@@ -23,6 +23,7 @@ import re
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from fuzzing import scaled
 from quotebound import NormalizedText, Policy, Source, WorkingSet, normalize, verify
 from quotebound.normalize import (
     _cut_ok,
@@ -35,7 +36,7 @@ from quotebound.normalize import (
 )
 from quotebound.verify import _count_words, _trimmed
 
-FAST = settings(max_examples=400, deadline=None)
+FAST = settings(max_examples=scaled(400), deadline=None)
 
 ADVERSARIAL = [
     *"abcXYZ0145 .,;:-'\"()!?\t\n&#_",
@@ -166,7 +167,7 @@ def _brute_holder(sources: list[Source], needles: list[str], exclude: str) -> st
     return None
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled(300), deadline=None)
 @given(st.lists(st.one_of(text, plain_words), min_size=2, max_size=5), st.one_of(text, plain_words))
 @example(["EUR 1,000 cap", "eur\u00a01,000 cap"], "EUR 1,000 cap")
 @example(["x", "EUR &#49;4 days"], "eur 14 days")
@@ -233,7 +234,7 @@ def text_and_needle(draw: st.DrawFn, texts: st.SearchStrategy[str] = any_text) -
     return value, needle
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=scaled(1500), deadline=None)
 @given(text_and_needle(inert_like))
 @example(("x. The cap is 14 days; the cap is 140 days", "the cap is 14 days"))
 @example(("EUR\u00a01,000 a EUR 1000", "eur 1000"))
@@ -248,7 +249,7 @@ def test_locate_inert_equals_the_full_locate(case: tuple[str, str]) -> None:
         assert span == NormalizedText(value).locate(needle)
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=scaled(800), deadline=None)
 @given(text_and_needle())
 def test_working_set_locate_equals_the_full_locate(case: tuple[str, str]) -> None:
     value, needle = case
@@ -335,7 +336,7 @@ def working_set_and_answer(draw: st.DrawFn) -> tuple[list[Source], str]:
     return sources, _answer(claims)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=scaled(500), deadline=None)
 @given(working_set_and_answer(), st.integers(1, 4))
 @example(
     (
@@ -362,7 +363,7 @@ def test_verify_afresh_equals_the_full_path(case: tuple[list[Source], str], word
     assert verify(WorkingSet(sources).prepare(), raw, "json", policy).to_dict() == expected
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=scaled(400), deadline=None)
 @given(
     st.lists(st.one_of(inert_like, any_text, plain_words), min_size=3, max_size=8),
     st.data(),

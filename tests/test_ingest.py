@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fuzzing import scaled
 from quotebound.corpus import LoadedDocument, Page, Section
 from quotebound.errors import IngestError, InputError
 from quotebound.ingest import SUPPORTED_SUFFIXES, chunk_document, iter_files, load_file
@@ -542,7 +543,7 @@ def documents(draw: st.DrawFn) -> LoadedDocument:
     )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents(), st.integers(20, 400), st.integers(0, 400))
 def test_chunk_invariants_property(doc: LoadedDocument, max_chars: int, min_chars: int) -> None:
     min_chars = min(min_chars, max_chars)

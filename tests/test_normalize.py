@@ -40,6 +40,9 @@ def test_composing_starters_match_unicodedata() -> None:
         ("e\u0301te\u0301", "été"),
         ("ΟΔΟΣ", "οδοσ"),
         ("x &nbsp; y", "x y"),
+        # references are decoded until none is left: '&amp;dd;' is '&dd;' is U+2146 -> 'd'
+        ("x &amp;dd; y", "x d y"),
+        ("&amp;amp;lt;", "<"),
     ],
 )
 def test_policy_steps(raw: str, expected: str) -> None:

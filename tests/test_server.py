@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fuzzing import scaled
 from quotebound import Source, WorkingSet, verify
 from quotebound.cli import cli
 from quotebound.providers.base import Provider, ProviderError
@@ -107,8 +108,15 @@ def test_openapi_describes_every_endpoint(env: Env) -> None:
 
 @pytest.mark.parametrize(
     "header",
-    [None, "", "Bearer", "Bearer ", "Basic dXNlcjpwYXNz", "Bearer qb_nothing",
-     "Bearer " + "x" * 60],
+    [
+        None,
+        "",
+        "Bearer",
+        "Bearer ",
+        "Basic dXNlcjpwYXNz",
+        "Bearer qb_nothing",
+        "Bearer " + "x" * 60,
+    ],
 )
 def test_requests_without_a_valid_key_are_refused(env: Env, header: str | None) -> None:
     headers = {} if header is None else {"Authorization": header}
@@ -171,10 +179,19 @@ def test_verify_applies_the_policy_given(env: Env) -> None:
         (b'{"sources": [], "output": "x", "format": "yaml"}', 422, "invalid_request", "format"),
         (b'{"sources": [], "output": "x", "extra": 1}', 422, "invalid_request", "extra"),
         (b'{"sources": [{"id": "", "text": "t"}], "output": "x"}', 422, "invalid_request", "id"),
-        (b'{"sources": [{"id": "S1", "text": "a"}, {"id": "S1", "text": "b"}], "output": "x"}',
-         400, "bad_source", "S1"),
-        (b'{"sources": [], "output": "x", "policy": {"min_quote_words": 9, '
-         b'"max_quote_words": 5}}', 400, "bad_policy", "max_quote_words"),
+        (
+            b'{"sources": [{"id": "S1", "text": "a"}, {"id": "S1", "text": "b"}], "output": "x"}',
+            400,
+            "bad_source",
+            "S1",
+        ),
+        (
+            b'{"sources": [], "output": "x", "policy": {"min_quote_words": 9, '
+            b'"max_quote_words": 5}}',
+            400,
+            "bad_policy",
+            "max_quote_words",
+        ),
     ],
 )
 def test_malformed_verify_bodies_get_a_clear_4xx(
@@ -236,7 +253,8 @@ def test_ids_not_sent_and_other_peoples_traces_are_404(env: Env) -> None:
     sent = {s["id"] for s in env.call("GET", f"/v1/traces/{tid}", env.alice).json()["sources"]}
     assert "S99" not in sent
     assert "S99 was not sent" in error_of(
-        env.call("GET", f"/v1/traces/{tid}/sources/S99", env.alice), 404, "not_found")
+        env.call("GET", f"/v1/traces/{tid}/sources/S99", env.alice), 404, "not_found"
+    )
     for path in (f"/v1/traces/{tid}", f"/v1/traces/{tid}/sources/S1"):
         error_of(env.call("GET", path, env.bob), 404, "not_found")  # bob's view: no such trace
     error_of(env.call("GET", "/v1/traces/0000000000000000000000", env.alice), 404, "not_found")
@@ -269,7 +287,9 @@ def test_history_lists_only_the_callers_answers_newest_first(env: Env) -> None:
     ask(env, "Germany parental allowance top up", env.bob)
     history = env.call("GET", "/v1/traces", env.alice).json()["traces"]
     assert [t["question"] for t in history] == [
-        "zebra quantum saxophone", "How many weeks of parental leave do employees get?"]
+        "zebra quantum saxophone",
+        "How many weeks of parental leave do employees get?",
+    ]
     assert history[1]["claims"] and history[1]["claims"][0]["citations"][0]["valid"] is True
     assert len(env.call("GET", "/v1/traces?limit=1", env.alice).json()["traces"]) == 1
     error_of(env.call("GET", "/v1/traces?limit=0", env.alice), 422, "invalid_request")
@@ -278,8 +298,12 @@ def test_history_lists_only_the_callers_answers_newest_first(env: Env) -> None:
 
 @pytest.mark.parametrize(
     ("body", "says"),
-    [({"question": ""}, "question"), ({"question": "q", "limit": 0}, "limit"),
-     ({"question": "q", "format": "cites"}, "format"), ({}, "question")],
+    [
+        ({"question": ""}, "question"),
+        ({"question": "q", "limit": 0}, "limit"),
+        ({"question": "q", "format": "cites"}, "format"),
+        ({}, "question"),
+    ],
 )
 def test_malformed_ask_bodies_get_422(env: Env, body: dict[str, Any], says: str) -> None:
     assert says in error_of(env.call("POST", "/v1/ask", env.alice, json=body), 422,
@@ -393,7 +417,7 @@ _body = st.fixed_dictionaries(
 )  # fmt: skip
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=st.one_of(_json, _body))
 def test_any_verify_body_gets_a_verdict_or_a_clear_4xx(fuzz_env: Env, body: Any) -> None:
     r = fuzz_env.call("POST", "/v1/verify", fuzz_env.alice, json=body)
