@@ -369,14 +369,23 @@ def test_verify_afresh_equals_the_full_path(case: tuple[list[Source], str], word
     st.data(),
 )
 @example(["x", "the cap is 14 days", "The CAP is 140\u00a0days", "cap is 14"], None)
+# references, upper case, a NUL (the joined texts' separator) and paragraph breaks between the
+# runs of an occurrence: none of them may rule its source out
+@example(["x", "y", "The cap&#8217;s 14&nbsp;DAYS"], "the cap's 14 days")
+@example(["x", "y", "CAP&amp;lt;14 days"], "cap<14 days")
+@example(["x", "a\x00b cap is 14 days", "z"], "a\x00b cap is 14")
+@example(["x", "y", "Fish &AMP; chips &ampx"], "fish & chips &x")
+@example(["x", "y", "taxes &amp;\n\nservice charges"], "taxes & service")
 def test_holder_of_with_the_joined_scan_equals_a_full_search(
-    texts: list[str], data: st.DataObject | None
+    texts: list[str], data: st.DataObject | str | None
 ) -> None:
     """``holder_of`` on a fresh set of three or more sources (one scan of every text joined,
     the inert ones judged together) names what a search of every full normalised text does."""
     sources = [Source(f"S{i}", t) for i, t in enumerate(texts, 1)]
     if data is None:
         quote = "the cap is 14 days"
+    elif isinstance(data, str):
+        quote = data
     else:
         base = data.draw(st.sampled_from(texts[1:]))
         i = data.draw(st.integers(0, len(base)))

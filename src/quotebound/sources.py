@@ -38,6 +38,24 @@ _FIELDS = ("id", "text", "key", "title", "url", "updated", "kind", "page")
 _ASCII_WORD = re.compile(r"[a-z0-9]{2,}")
 _ASCII_DIGITS = re.compile(r"[0-9]+")
 _ASCII_ALNUM = re.compile(r"[a-z0-9]+")
+# What may stand, in an inert original lower-cased, between two ASCII runs of an occurrence:
+# anything but an ASCII letter or digit, or a reference's '&' and name.
+_BETWEEN_RUNS = rb"(?:[^a-z0-9]|&#?[a-z0-9]+;?)+"
+_PATTERNS: dict[tuple[str, ...], re.Pattern[bytes]] = {}
+
+
+def _runs_pattern(runs: list[str]) -> re.Pattern[bytes]:
+    """The ASCII runs of a normalised needle, in order, with what ``_BETWEEN_RUNS`` allows
+    between them: a pattern for an inert text ASCII lower-cased (a memo, bounded)."""
+    key = tuple(runs)
+    pattern = _PATTERNS.get(key)
+    if pattern is None:
+        if len(_PATTERNS) >= 256:
+            _PATTERNS.clear()
+        pattern = _PATTERNS[key] = re.compile(
+            _BETWEEN_RUNS.join(re.escape(r.encode()) for r in runs)
+        )
+    return pattern
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,7 +271,7 @@ class WorkingSet:
 
         With the word index (``prepare()``) only sources holding every word of the needle are
         searched. Without it, a source not normalised yet is first ruled out, exactly, where it
-        is inert and lacks a run of the needle's letters and digits (``_may_hold``), else
+        is inert and lacks the needle's runs of letters and digits in order (``_may_hold``), else
         searched by windows (``locate``), or by its normalised text computed without the offset
         map where that is possible.
         """
@@ -275,7 +293,7 @@ class WorkingSet:
             if src.id not in self._normalized:
                 if holding is not None and position not in holding and self._is_inert(src):
                     continue
-                if words and not self._may_hold(src, digits, words):
+                if words and not self._may_hold(src, words):
                     continue
                 if self._is_inert(src):
                     if any(self.locate(src.id, n) is not None for n in needles):
@@ -330,26 +348,20 @@ class WorkingSet:
             p = hay.find(key, starts[position + 1])  # type: ignore[arg-type]
         return found
 
-    def _may_hold(self, src: Source, digits: list[str], words: list[str]) -> bool:
-        """False only when ``src`` surely cannot hold a text with these ASCII runs.
+    def _may_hold(self, src: Source, runs: list[str]) -> bool:
+        """False only when ``src`` surely cannot hold a normalised needle with these runs of
+        ASCII letters and digits.
 
-        ``words`` are the runs of ASCII letters and digits of a normalised needle, ``digits``
-        its runs of ASCII digits. In an *inert* text (``inert_text``) every ASCII letter or
-        digit of the normalised text is the same ASCII character of the original, lower-cased,
-        in the same order with nothing removed between: so each digit run must be in the
-        original as it is, and each run in the original lower-cased. Anything else may hold it.
+        In an *inert* text (``inert_text``) every ASCII letter or digit of the normalised text
+        is the same ASCII character of the original, lower-cased, in the same order with
+        nothing removed between; and what normalises to neither letter nor digit is anything
+        but an ASCII letter or digit, or a reference (``&`` and a name). So an occurrence's
+        runs are in the original lower-cased, in order, with only that between them
+        (``_runs_pattern``). Anything else may hold it.
         """
-        text = src.text
-        if all(run in text for run in digits):
-            # a run found as it is needs no lower-casing; the rest are looked for ASCII
-            # lower-cased, which in an inert text is the same test
-            rest = [run for run in words if run not in text]
-            if not rest:
-                return True
-            low = self._lowered(src)
-            if all(run.encode() in low for run in rest):
-                return True
-        return not self._is_inert(src)
+        if not self._is_inert(src):
+            return True
+        return _runs_pattern(runs).search(self._lowered(src)) is not None
 
     def to_list(self) -> list[dict[str, Any]]:
         return [s.to_dict() for s in self.sources]
