@@ -252,6 +252,7 @@ def _verdict(ws: WorkingSet, parsed: Parsed, policy: Policy) -> Verdict:
         return Verdict("unparseable", error=parsed.error, **common)  # type: ignore[arg-type]
     if parsed.abstained:
         return Verdict("abstained", answerable=False, **common)  # type: ignore[arg-type]
+    ws.prime(c.source_id for claim in parsed.claims for c in claim.citations if c.source_id)
     claims = tuple(_check_claim(ws, n, c, policy) for n, c in enumerate(parsed.claims, 1))
     kept = sum(c.kept for c in claims)
     status: Status = (
