@@ -36,6 +36,7 @@ SourceKind = Literal["document", "tool", "user"]
 SOURCE_KINDS: tuple[SourceKind, ...] = ("document", "tool", "user")
 _FIELDS = ("id", "text", "key", "title", "url", "updated", "kind", "page")
 _ASCII_WORD = re.compile(r"[a-z0-9]{2,}")
+_ASCII_DIGITS = re.compile(r"[0-9]+")
 _ASCII_ALNUM = re.compile(r"[a-z0-9]+")
 # What may stand, in an inert original lower-cased, between two ASCII runs of an occurrence:
 # anything but an ASCII letter or digit, or a reference's '&' and name.
@@ -230,7 +231,12 @@ class WorkingSet:
     def _lowered(self, src: Source) -> bytes:
         low = self._low.get(src.id)
         if low is None:
-            low = self._low[src.id] = ascii_lowered(src.text)
+            if self._joined_low is not None and self._joined is not None:
+                start = self._joined[1][self._by_id[src.id]]  # a slice of the joined scan's
+                low = self._joined_low[start : start + len(src.text)]
+            else:
+                low = ascii_lowered(src.text)
+            self._low[src.id] = low
         return low
 
     def prime(self, source_ids: Iterable[str]) -> None:
@@ -301,11 +307,11 @@ class WorkingSet:
             positions: list[int] = sorted(set.intersection(*postings))
         else:
             positions = list(range(len(self.sources)))
+        digits = _ASCII_DIGITS.findall(needles[-1])
         words = _ASCII_ALNUM.findall(needles[-1])
         holding = None
         if self._index is None and words and len(self.sources) > 2:
-            digits = [w for w in words if w.isdigit()]  # rarer than words, as a rule
-            holding = self._holding(max(digits or words, key=len))
+            holding = self._holding(max(digits or words, key=len), digits=bool(digits))
         for position in positions:
             src = self.sources[position]
             if src.id == exclude:
@@ -328,9 +334,9 @@ class WorkingSet:
                 return src.id
         return None
 
-    def _holding(self, run: str) -> set[int]:
-        """Positions of the sources whose text, ASCII lower-cased, holds ``run`` (a run of ASCII
-        letters and digits): one scan of all the texts joined.
+    def _holding(self, run: str, digits: bool) -> set[int]:
+        """Positions of the sources whose text holds ``run`` (a run of ASCII digits, as it is;
+        else of ASCII letters and digits, ASCII lower-cased): one scan of all the texts joined.
 
         What ``_may_hold`` tests source by source, for one run, done at once; the sources are
         judged inert together too (the joined text is inert exactly when each of them is: the
@@ -352,32 +358,21 @@ class WorkingSet:
             if unknown and inert_text(together):
                 self._inert.update(dict.fromkeys((s.id for s in unknown), True))
         joined, starts = self._joined
-        if self._joined_low is None:
-            self._joined_low = self._lower_all(joined)
-        hay, key = self._joined_low, run.encode()
+        hay: str | bytes = joined
+        key: str | bytes = run
+        if not digits:
+            if self._joined_low is None:
+                self._joined_low = ascii_lowered(joined)
+            hay, key = self._joined_low, run.encode()
         found: set[int] = set()
-        p = hay.find(key)
+        p = hay.find(key)  # type: ignore[arg-type]
         while p >= 0:
             position = bisect_right(starts, p) - 1
             found.add(position)
             if position + 1 == len(starts):
                 break
-            p = hay.find(key, starts[position + 1])
+            p = hay.find(key, starts[position + 1])  # type: ignore[arg-type]
         return found
-
-    def _lower_all(self, joined: str) -> bytes:
-        """``ascii_lowered(joined)``, where the texts lowered already (the cited ones, by
-        ``prime``) are not lowered again: the rest in one call, then all joined."""
-        missing = [s for s in self.sources if s.id not in self._low]
-        if len(missing) == len(self.sources):
-            return ascii_lowered(joined)
-        if missing:
-            texts = [s.text for s in missing]
-            low, at = ascii_lowered("\x00".join(texts)), 0
-            for src, text in zip(missing, texts, strict=True):
-                self._low[src.id] = low[at : at + len(text)]
-                at += len(text) + 1
-        return b"\x00".join(self._low[s.id] for s in self.sources)
 
     def _may_hold(self, src: Source, runs: list[str]) -> bool:
         """False only when ``src`` surely cannot hold a normalised needle with these runs of
