@@ -8,16 +8,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 from pgcluster import Cluster, start_cluster
 from quotebound.store import Store, open_store
 
 # `make test` (and so CI) explores the same examples on every run, so a red run is the code's
-# doing, never the dice's (and no deadline: a slow CI machine is not a failure); `make fuzz`
-# (QB_HYPOTHESIS=fuzz) draws new ones, many more of them.
-settings.register_profile("repeatable", derandomize=True, deadline=None, print_blob=True)
-settings.register_profile("fuzz", derandomize=False, deadline=None, print_blob=True)
+# doing, never the dice's, and a slow CI machine is no failure either (no deadline, no too_slow
+# check); `make fuzz` (QB_HYPOTHESIS=fuzz) draws new ones, many more of them.
+_PATIENT = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow], "print_blob": True}
+settings.register_profile("repeatable", derandomize=True, **_PATIENT)
+settings.register_profile("fuzz", derandomize=False, **_PATIENT)
 settings.load_profile(os.environ.get("QB_HYPOTHESIS", "repeatable"))
 
 
