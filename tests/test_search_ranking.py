@@ -9,7 +9,9 @@ fetch cut small so that its slow path runs too.
 
 from __future__ import annotations
 
+import collections
 import random
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +21,7 @@ import quotebound.store.sqlite as sqlite_store
 from quotebound.corpus import Chunk, LoadedDocument
 from quotebound.store import Hit, open_store
 from quotebound.store.sql import HIT_COLUMNS, hit_from_row, visible
-from quotebound.store.sqlite import SQLiteStore, _can_reach, fts_query
+from quotebound.store.sqlite import SQLiteStore, _can_reach, _varints, fts_query
 
 SEED = 20260301
 CORPORA = ("handbook", "finance")
@@ -242,3 +244,179 @@ def test_counts_kept_for_an_index_version_only(tmp_path: Path) -> None:
         hits = store.search(query, limit=5)
         assert hits == reference(store, query, None, (), 5)
         assert hits[0].key == "handbook:b2.txt"
+
+
+# -- the size statistics (fts_term_sizes) that bound each word's share of a score --------------
+
+
+def _index_sizes(conn: sqlite3.Connection) -> dict[tuple[str, int], int]:
+    """What ``fts_term_sizes`` must hold, read from the FTS5 index itself: for each term and
+    each count it has in a chunk, the fewest tokens such a chunk has."""
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.qb_test_at "
+        "USING fts5vocab(main, chunk_fts, instance)"
+    )
+    tf = collections.Counter(conn.execute("SELECT term, doc FROM temp.qb_test_at").fetchall())
+    sizes = conn.execute("SELECT id, sz FROM chunk_fts_docsize").fetchall()
+    length = {int(i): sum(_varints(bytes(sz))) for i, sz in sizes}
+    want: dict[tuple[str, int], int] = {}
+    for (term, doc), n in tf.items():
+        want[(term, n)] = min(want.get((term, n), 1 << 62), length[doc])
+    return want
+
+
+def _table_sizes(conn: sqlite3.Connection) -> dict[tuple[str, int], int]:
+    return {(t, n): s for t, n, s in conn.execute("SELECT term, tf, size FROM fts_term_sizes")}
+
+
+def _covered(conn: sqlite3.Connection) -> tuple[int, int | None]:
+    row = conn.execute(
+        "SELECT covered, (SELECT max(id) FROM chunk_texts) FROM fts_term_sizes_state"
+    ).fetchone()
+    return row[0], row[1]
+
+
+# Texts FTS5 cuts where whitespace does not: punctuation, underscores, diacritics, digits, dashes.
+TRICKY = (
+    "Naïve café—ÉTÉ staff_rules x² (approval) re-approval 2025-04-12 chg-2025-0412 ½ staff's",
+    "STAFF staff Staff: teams' «records» … manager/manager managers’ ①② ＡＢＣ ﬁle",
+)
+
+
+def test_sizes_equal_what_the_index_holds(corpus_store: SQLiteStore, tmp_path: Path) -> None:
+    conn = corpus_store._conn
+    assert _table_sizes(conn) == _index_sizes(conn)
+    covered, last = _covered(conn)
+    assert covered == last
+    with open_store(f"sqlite:///{tmp_path / 'tricky.db'}") as store:
+        assert isinstance(store, SQLiteStore)
+        store.ingest("handbook", *_doc("tricky.txt", list(TRICKY)))
+        assert _table_sizes(store._conn) == _index_sizes(store._conn)
+        for query in ("staff approval", "café ete records", "manager file 2025"):
+            assert store.search(query, limit=5) == reference(store, query, None, (), 5)
+
+
+def test_sizes_tighten_the_bounds(corpus_store: SQLiteStore) -> None:
+    # With the statistics a common word's bound is below idf * (k1 + 1); without, it is that.
+    text = f"{COMMON[0]} {COMMON[1]} {MIDDLE[0]} {RARE[0]}"
+    cur = corpus_store._conn.cursor()
+    tokens = corpus_store._sizes.terms_of(cur, text.split())
+    tight = sqlite_store._Ranker(cur, text.split(), *visible(None, ()), 10, {}, tokens)._bounded()
+    loose = sqlite_store._Ranker(cur, text.split(), *visible(None, ()), 10, {})._bounded()
+    assert tight is not None and loose is not None
+    assert tight[0] == loose[0] and tight[2] == loose[2]
+    assert all(t <= g for t, g in zip(tight[1], loose[1], strict=True))
+    assert tight[1][-1] < loose[1][-1]  # the commonest word's
+
+
+def test_sizes_follow_other_writers_and_new_versions(tmp_path: Path) -> None:
+    # Ingests from two store objects on one file, new versions, shared chunk texts: the
+    # statistics stay those of the index, and every search stays exact.
+    rng = random.Random(SEED + 11)
+    path = tmp_path / "two.db"
+    with open_store(f"sqlite:///{path}") as one, open_store(f"sqlite:///{path}") as two:
+        assert isinstance(one, SQLiteStore) and isinstance(two, SQLiteStore)
+        shared = _paragraph(rng)
+        for n in range(30):
+            writer = one if n % 3 else two
+            paragraphs = [_paragraph(rng) for _ in range(rng.randint(1, 5))] + [shared]
+            writer.ingest(CORPORA[n % 2], *_doc(f"d{n % 12}.txt", paragraphs))
+            if n % 5 == 0:
+                for store in (one, two):
+                    text, corpora, groups = _queries(1, SEED + n)[0]
+                    got = store.search(text, corpora=corpora, groups=groups, limit=5)
+                    assert got == reference(store, text, corpora, groups, 5)
+        assert _table_sizes(one._conn) == _index_sizes(one._conn)
+        assert _covered(one._conn)[0] == _covered(one._conn)[1]
+
+
+def test_chunks_stored_without_sizes_are_caught_up(tmp_path: Path) -> None:
+    # A writer that keeps no statistics (an older version) stores a chunk: searches stay
+    # exact without them (the generic bound), and the next ingest adds the missing chunk.
+    rng = random.Random(SEED + 13)
+    path = tmp_path / "old-writer.db"
+    with open_store(f"sqlite:///{path}") as store:
+        assert isinstance(store, SQLiteStore)
+        for n in range(5):
+            store.ingest("handbook", *_doc(f"a{n}.txt", [_paragraph(rng) for _ in range(4)]))
+        conn = sqlite3.connect(path, isolation_level=None)
+        text = f"{RARE[7]} {COMMON[0]} " * 3 + _paragraph(rng)
+        conn.execute("INSERT INTO chunk_texts (hash, text) VALUES ('old', ?)", (text,))
+        cid = conn.execute("SELECT id FROM chunk_texts WHERE hash = 'old'").fetchone()[0]
+        doc = conn.execute("SELECT id FROM documents LIMIT 1").fetchone()[0]
+        conn.execute(
+            "INSERT INTO occurrences (document_id, chunk_id, ordinal, start_offset, end_offset, "
+            "pages) VALUES (?, ?, 99, 0, 1, '')",
+            (doc, cid),
+        )
+        conn.close()
+        covered, last = _covered(store._conn)
+        assert covered < last == cid
+        query = f"{RARE[7]} {COMMON[0]} {MIDDLE[2]}"
+        assert store.search(query, limit=5) == reference(store, query, None, (), 5)
+        store.ingest("handbook", *_doc("b.txt", [_paragraph(rng)]))
+        covered, last = _covered(store._conn)
+        assert covered == last
+        assert _table_sizes(store._conn) == _index_sizes(store._conn)
+        assert store.search(query, limit=5) == reference(store, query, None, (), 5)
+
+
+def test_sizes_are_filled_in_for_a_store_from_before_them(tmp_path: Path) -> None:
+    # A store with chunks, opened by a version that keeps statistics for the first time
+    # (migration 0004 not applied yet): they are computed on open, for every chunk.
+    rng = random.Random(SEED + 17)
+    path = tmp_path / "before.db"
+    with open_store(f"sqlite:///{path}") as store:
+        for n in range(8):
+            store.ingest("handbook", *_doc(f"a{n}.txt", [_paragraph(rng) for _ in range(5)]))
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("DROP TABLE fts_term_sizes")
+    conn.execute("DROP TABLE fts_term_sizes_state")
+    conn.execute("DELETE FROM qb_migrations WHERE name = '0004_term_sizes'")
+    conn.close()
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr(sqlite_store, "_COVER_BATCH", 7)  # several transactions
+    try:
+        with open_store(f"sqlite:///{path}") as store:
+            assert isinstance(store, SQLiteStore)
+            covered, last = _covered(store._conn)
+            assert covered == last and last is not None
+            assert _table_sizes(store._conn) == _index_sizes(store._conn)
+            for text, corpora, groups in _queries(20, SEED + 19):
+                got = store.search(text, corpora=corpora, groups=groups, limit=5)
+                assert got == reference(store, text, corpora, groups, 5)
+    finally:
+        monkey.undo()
+
+
+def test_given_up_sizes_leave_search_exact(tmp_path: Path) -> None:
+    # covered < 0 marks statistics that could not be kept: searches use the generic bound.
+    rng = random.Random(SEED + 23)
+    path = tmp_path / "off.db"
+    with open_store(f"sqlite:///{path}") as store:
+        assert isinstance(store, SQLiteStore)
+        for n in range(6):
+            store.ingest("handbook", *_doc(f"a{n}.txt", [_paragraph(rng) for _ in range(5)]))
+        store._conn.execute("UPDATE fts_term_sizes_state SET covered = -1")
+        store.ingest("handbook", *_doc("b.txt", [_paragraph(rng)]))
+        assert _covered(store._conn)[0] == -1
+        for text, corpora, groups in _queries(20, SEED + 29):
+            got = store.search(text, corpora=corpora, groups=groups, limit=5)
+            assert got == reference(store, text, corpora, groups, 5)
+
+
+def test_a_chunk_cut_otherwise_than_fts5_is_tokenized_by_fts5(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Cutting at a letter too (never so: whitespace and ASCII punctuation always separate)
+    # gives the wrong token count; the check against FTS5's length catches it and FTS5
+    # tokenizes the whole chunk instead, so the statistics stay exact.
+    monkeypatch.setattr(sqlite_store, "_SEPARATORS", str.maketrans({"a": " ", "-": " "}))
+    rng = random.Random(SEED + 31)
+    with open_store(f"sqlite:///{tmp_path / 'cut.db'}") as store:
+        assert isinstance(store, SQLiteStore)
+        for n in range(4):
+            store.ingest("handbook", *_doc(f"a{n}.txt", [_paragraph(rng) for _ in range(3)]))
+        assert _table_sizes(store._conn) == _index_sizes(store._conn)
+        covered, last = _covered(store._conn)
+        assert covered == last

@@ -111,7 +111,29 @@ def _api_keys(dialect: str) -> Migration:
     )
 
 
-_MIGRATIONS: tuple[Callable[[str], Migration], ...] = (_corpus, _traces, _api_keys)
+def _term_sizes(dialect: str) -> Migration:
+    """What SQLite's ranking bounds each word's share of a bm25 score with: for every indexed
+    term and every count ``tf`` it has in some chunk, the fewest tokens a chunk with ``tf`` of
+    it has (the chunk where those ``tf`` weigh most). Kept up to date by every ingest, in its
+    transaction, for the chunks up to ``fts_term_sizes_state.covered``; the store fills it in
+    for chunks already there when it first opens (``covered`` starts at 0). PostgreSQL ranks
+    with ``ts_rank_cd`` and keeps none."""
+    if dialect != "sqlite":
+        return Migration("0004_term_sizes", ())
+    return Migration(
+        "0004_term_sizes",
+        (
+            """CREATE TABLE fts_term_sizes (
+                term TEXT NOT NULL, tf INTEGER NOT NULL, size INTEGER NOT NULL,
+                PRIMARY KEY (term, tf)) WITHOUT ROWID""",
+            """CREATE TABLE fts_term_sizes_state (
+                id INTEGER PRIMARY KEY CHECK (id = 1), covered INTEGER NOT NULL)""",
+            "INSERT INTO fts_term_sizes_state (id, covered) VALUES (1, 0)",
+        ),
+    )
+
+
+_MIGRATIONS: tuple[Callable[[str], Migration], ...] = (_corpus, _traces, _api_keys, _term_sizes)
 
 
 def migrations(dialect: str) -> list[Migration]:

@@ -278,6 +278,7 @@ class SQLStore(AccessMixin, Store):
         return True
 
     def _insert_chunks(self, cur: Cursor, doc_id: int, chunks: Sequence[Chunk]) -> None:
+        added: list[tuple[int, str]] = []
         for ordinal, chunk in enumerate(chunks):
             cur.execute(
                 self._sql(
@@ -286,8 +287,11 @@ class SQLStore(AccessMixin, Store):
                 ),
                 (chunk.hash, chunk.text),
             )
+            new = cur.rowcount == 1  # stored now: a text new to the store
             cur.execute(self._sql("SELECT id FROM chunk_texts WHERE hash = ?"), (chunk.hash,))
             chunk_id = cur.fetchone()[0]
+            if new:
+                added.append((int(chunk_id), chunk.text))
             cur.execute(
                 self._sql(
                     "INSERT INTO occurrences (document_id, chunk_id, ordinal, start_offset, "
@@ -303,6 +307,12 @@ class SQLStore(AccessMixin, Store):
                     chunk.section,
                 ),
             )
+        if added:
+            self._chunks_added(cur, added)
+
+    def _chunks_added(self, cur: Cursor, added: list[tuple[int, str]]) -> None:
+        """Called in the ingest's transaction with the chunk texts it stored for the first
+        time (id, text): a backend may keep statistics of its full-text index with them."""
 
     def _put_blob(self, cur: Cursor, digest: str, text: str) -> None:
         cur.execute(

@@ -31,10 +31,12 @@ so a chunk outside the caller's groups is never returned and never takes a hit's
 from __future__ import annotations
 
 import collections
+import itertools
 import json
 import math
+import re
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +69,18 @@ _MAX_BOUNDED_WORDS = 12
 _THRESHOLD_ROWS = 2000
 # How many words' row counts a store object keeps (for the index version it counted them in).
 _KNOWN_WORDS = 4096
+# How many whitespace-separated pieces' FTS5 terms, and how many (term, tf) sizes, a store
+# object keeps (then it forgets them all and learns again).
+_KNOWN_PIECES = 200_000
+_KNOWN_SIZES = 500_000
+# A store opened on chunks without size statistics adds them this many chunks a transaction.
+_COVER_BATCH = 2000
+_RECORD_BATCH = 500
+# What a piece of text maps to when FTS5 cuts it into other than one term.
+_SPLIT = "\x00"
+_UNKNOWN = "\x01"  # (a piece not learnt: never, once its chunk's pieces are)
+# FTS5's unicode61 cuts at every ASCII character but letters and digits (as at whitespace).
+_SEPARATORS = str.maketrans({c: " " for c in map(chr, range(128)) if not c.isalnum()})
 
 
 def fts_query(query: str) -> str | None:
@@ -97,6 +111,28 @@ def _varints(data: bytes) -> list[int]:
     return values
 
 
+# What a store object keeps of a word for one state of the index: that state (FTS5's totals
+# record, the last chunk id, whether the size statistics cover it), the word's row count and,
+# where they cover it, its term's (tf, fewest tokens) pairs.
+_Known = tuple[tuple[bytes, int, bool], int, tuple[tuple[int, int], ...] | None]
+
+
+def _bound(idf: float, stats: tuple[tuple[int, int], ...] | None, avgdl: float) -> float:
+    """More than a word adds to any row's bm25: ``idf * (k1 + 1)`` without statistics; with
+    them (each count ``tf`` the word has in some chunk, with the fewest tokens such a chunk
+    has), the most it adds to any chunk: bm25 grows with ``tf`` and falls with the length."""
+    if stats is None or not avgdl:
+        most = BM25_K1 + 1
+    elif not stats:
+        return 0.0  # in no chunk
+    else:
+        most = max(
+            tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * size / avgdl))
+            for tf, size in stats
+        )
+    return idf * most * (1 + _SLACK) + _SLACK
+
+
 @dataclass(frozen=True, order=True)
 class _Ranked:
     """One visible occurrence: FTS5's bm25 (lower is better), then the tie-breakers."""
@@ -117,7 +153,8 @@ class _Ranker:
         where: str,
         params: list[object],
         limit: int,
-        known: dict[str, tuple[tuple[bytes, int], int]],
+        known: dict[str, _Known],
+        tokens: Sequence[tuple[str, ...]] | None = None,
     ) -> None:
         self.cur, self.terms, self.where, self.params, self.limit = (
             cur,
@@ -127,6 +164,8 @@ class _Ranker:
             limit,
         )
         self.known = known
+        # Each word's FTS5 terms (its phrase's tokens): a word of one term has size statistics.
+        self.tokens = tokens
         self.n_rows, self.avgdl = 0, 0.0  # from FTS5's totals record
         self.full = _any(terms)  # the reference query: its word order fixes bm25's float sum
 
@@ -164,32 +203,41 @@ class _Ranker:
         cur = self.cur
         cur.execute(
             "SELECT (SELECT block FROM chunk_fts_data WHERE id = 1), "
-            "(SELECT max(id) FROM chunk_texts)"
+            "(SELECT max(id) FROM chunk_texts), (SELECT covered FROM fts_term_sizes_state)"
         )
-        totals, last = cur.fetchone()
+        totals, last, covered = cur.fetchone()
         if not totals:  # an empty index has no totals record yet
             return None
         sizes = _varints(bytes(totals))
         n_rows = self.n_rows = sizes[0]
         self.avgdl = sum(sizes[1:]) / n_rows if n_rows and len(sizes) > 1 else 0.0
-        version = (bytes(totals), last)
+        # The size statistics hold for this snapshot if they cover its every chunk.
+        sized = self.tokens is not None and last is not None and covered == last
+        version = (bytes(totals), last, sized)
         counted = []
         for i, term in enumerate(self.terms):
             known = self.known.get(term)
             if known is None or known[0] != version:
                 match = f'"{term}"'
                 cur.execute("SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?", (match,))
+                count = int(cur.fetchone()[0])
+                stats = None
+                if sized and self.tokens is not None and len(self.tokens[i]) == 1:
+                    cur.execute(
+                        "SELECT tf, size FROM fts_term_sizes WHERE term = ?", (self.tokens[i][0],)
+                    )
+                    stats = tuple((int(tf), int(size)) for tf, size in cur.fetchall())
                 if len(self.known) >= _KNOWN_WORDS:
                     self.known.clear()
-                known = self.known[term] = (version, int(cur.fetchone()[0]))
-            counted.append((known[1], i, term))
-        counted.sort()
+                known = self.known[term] = (version, count, stats)
+            counted.append((known[1], i, term, known[2]))
+        counted.sort(key=lambda c: c[:3])
         bounds = []
-        for n, _, _ in counted:
+        for n, _, _, stats in counted:
             if n > n_rows:
                 return None  # the counts do not fit the totals: score everything instead
             idf = math.log((n_rows - n + 0.5) / (n + 0.5))
-            bounds.append((idf if idf > 0 else 1e-6) * (BM25_K1 + 1) * (1 + _SLACK) + _SLACK)
+            bounds.append(_bound(idf if idf > 0 else 1e-6, stats if n else (), self.avgdl))
         return [c[2] for c in counted], bounds, [c[0] for c in counted]
 
     def _threshold(
@@ -252,15 +300,17 @@ class _Ranker:
             if sz
         }
         group = _any(rare[:size])
+        among = json.dumps(list(norm))
         for term, n in zip(rare[size:], counts[size:], strict=True):
             idf = math.log((self.n_rows - n + 0.5) / (n + 0.5))
             idf = idf if idf > 0 else 1e-6
             cur.execute(
-                "SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ?", (f'"{term}" AND ({group})',)
+                "SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? "
+                "AND +rowid IN (SELECT value FROM json_each(?))",
+                (f'"{term}" AND ({group})', among),
             )
             for (cid,) in cur.fetchall():
-                if cid in least and cid in norm:
-                    least[cid] += idf * (BM25_K1 + 1) / (1 + norm[cid]) * (1 - _SLACK)
+                least[cid] += idf * (BM25_K1 + 1) / (1 + norm[cid]) * (1 - _SLACK)
         return least
 
     def _best(self, within: str | None, kept: list[int] | None) -> list[_Ranked]:
@@ -329,13 +379,149 @@ def _can_reach(
     return have or without
 
 
+class _TermSizes:
+    """The ``fts_term_sizes`` statistics of one connection: each chunk's FTS5 terms with their
+    counts, exactly as FTS5 tokenizes it, and what the table holds.
+
+    FTS5's tokenizer (unicode61 under porter) cuts a text into tokens at characters outside
+    letters, digits and private-use ones, and folds and stems each token on its own: whitespace
+    always cuts, so a chunk's terms are those of its whitespace-separated pieces, one after
+    the other. Each distinct piece is tokenized once, by FTS5 itself (a temporary contentless
+    table with the store's tokenizer, read through fts5vocab), and kept; a chunk's token count
+    is checked against the length FTS5 recorded for it (``chunk_fts_docsize``), and a chunk
+    that differed would be tokenized whole by FTS5 instead.
+
+    ``sizes`` keeps, per (term, tf), a size the table is known to hold or beat (the table's
+    sizes only ever fall): an ingest writes only what would lower one. It learns a value only
+    once the transaction that wrote it committed (``pending`` until then)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunk_fts'").fetchone()
+        found = re.search(r"tokenize\s*=\s*'([^']*)'", row[0] if row else "")
+        tokenize = found.group(1) if found else "unicode61"
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.qb_tokens USING fts5(text, content='', "
+            f"tokenize='{tokenize}')"
+        )
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.qb_tokens_at "
+            "USING fts5vocab(temp, qb_tokens, instance)"
+        )
+        # A piece's one term, or _SPLIT for a piece of none or several (those in ``split``).
+        self.pieces: dict[str, str] = {}
+        self.split: dict[str, tuple[str, ...]] = {}
+        self.sizes: dict[tuple[str, int], int] = {}
+        self.pending: dict[tuple[str, int], int] = {}
+
+    def tokenize(self, cur: Cursor, pieces: Sequence[str]) -> None:
+        """Learn the FTS5 terms of each of ``pieces`` (FTS5 tokenizes them)."""
+        cur.executemany(
+            "INSERT INTO temp.qb_tokens (rowid, text) VALUES (?, ?)",
+            [(i + 1, piece) for i, piece in enumerate(pieces)],
+        )
+        cur.execute("SELECT doc, offset, term FROM temp.qb_tokens_at")
+        found: list[list[tuple[int, str]]] = [[] for _ in pieces]
+        for doc, offset, term in cur.fetchall():
+            found[int(doc) - 1].append((int(offset), str(term)))
+        cur.execute("INSERT INTO temp.qb_tokens (qb_tokens) VALUES ('delete-all')")
+        for piece, terms in zip(pieces, found, strict=True):
+            if len(terms) == 1:
+                self.pieces[piece] = terms[0][1]
+            else:
+                self.pieces[piece] = _SPLIT
+                self.split[piece] = tuple(term for _, term in sorted(terms))
+
+    def _forget(self, room: int) -> None:
+        if len(self.pieces) + room > _KNOWN_PIECES:
+            self.pieces.clear()
+            self.split.clear()
+
+    def terms_of(self, cur: Cursor, words: Sequence[str]) -> list[tuple[str, ...]]:
+        """The FTS5 terms of each word (of a query: a phrase of one word)."""
+        self._forget(len(words))
+        missing = list(dict.fromkeys(w for w in words if w not in self.pieces))
+        if missing:
+            self.tokenize(cur, missing)
+        return [self.split[w] if self.pieces[w] == _SPLIT else (self.pieces[w],) for w in words]
+
+    def record(self, cur: Cursor, chunks: Iterable[tuple[int, str]]) -> bool:
+        """Add chunks (id, text; ascending ids) to the statistics; False if a chunk's terms
+        could not be made to agree with FTS5's count of its tokens (then none may be used)."""
+        it = iter(chunks)
+        while batch := list(itertools.islice(it, _RECORD_BATCH)):
+            if not self._record(cur, batch):
+                return False
+        return True
+
+    def _record(self, cur: Cursor, chunks: list[tuple[int, str]]) -> bool:
+        cur.execute(
+            "SELECT id, sz FROM chunk_fts_docsize WHERE id >= ? AND id <= ?",
+            (chunks[0][0], chunks[-1][0]),
+        )
+        lengths = {int(i): sum(_varints(bytes(sz))) for i, sz in cur.fetchall() if sz}
+        self._forget(100 * len(chunks))
+        known, split = self.pieces, self.split
+        unknown = itertools.repeat(_UNKNOWN)
+        counted = []
+        missing: set[str] = set()
+        for chunk_id, text in chunks:
+            pieces = text.translate(_SEPARATORS).split()
+            counts = collections.Counter(map(known.get, pieces, unknown))
+            if _UNKNOWN in counts:
+                missing.update(set(pieces).difference(known))
+            counted.append((chunk_id, text, pieces, counts))
+        if missing:
+            self.tokenize(cur, sorted(missing))
+            for _, _, pieces, counts in counted:
+                if counts.pop(_UNKNOWN, 0):
+                    for piece in missing.intersection(pieces):
+                        counts[known[piece]] += pieces.count(piece)
+        pending, sizes_get, pending_get = self.pending, self.sizes.get, self.pending.get
+        big = 1 << 62
+        for chunk_id, text, pieces, counts in counted:
+            length, tokens = lengths.get(chunk_id, -1), len(pieces)
+            if _SPLIT in counts:  # pieces of none or several terms
+                tokens -= counts.pop(_SPLIT)
+                for piece in split.keys() & set(pieces):
+                    times = pieces.count(piece)
+                    tokens += times * len(split[piece])
+                    for term in split[piece]:
+                        counts[term] += times
+            if tokens != length or _UNKNOWN in counts:
+                # Cut other than FTS5 cuts it (never seen): FTS5 tokenizes the whole text.
+                self.tokenize(cur, [text])
+                whole = known.pop(text)
+                counts = collections.Counter(split.pop(text) if whole == _SPLIT else (whole,))
+                if counts.total() != length:
+                    return False
+            for key in counts.items():
+                if sizes_get(key, big) > length and pending_get(key, big) > length:
+                    pending[key] = length
+        return True
+
+    def flush(self, cur: Cursor) -> None:
+        cur.executemany(
+            "INSERT INTO fts_term_sizes (term, tf, size) VALUES (?, ?, ?) "
+            "ON CONFLICT (term, tf) DO UPDATE SET size = excluded.size "
+            "WHERE excluded.size < fts_term_sizes.size",
+            [(term, tf, size) for (term, tf), size in self.pending.items()],
+        )
+
+    def committed(self, done: bool) -> None:
+        if done:
+            if len(self.sizes) + len(self.pending) > _KNOWN_SIZES:
+                self.sizes.clear()
+            self.sizes.update(self.pending)
+        self.pending.clear()
+
+
 class SQLiteStore(SQLStore):
     dialect = "sqlite"
 
     def __init__(self, path: Path) -> None:
         self.url = f"sqlite:///{path}"
         self.path = path
-        self._known: dict[str, tuple[tuple[bytes, int], int]] = {}
+        self._known: dict[str, _Known] = {}
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(
@@ -344,7 +530,10 @@ class SQLiteStore(SQLStore):
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA foreign_keys=ON")
+            self._conn.execute("PRAGMA temp_store=MEMORY")  # (before any temporary table)
             self._migrate()
+            self._sizes = _TermSizes(self._conn)
+            self._cover()
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot open the store at {path}: {exc}") from exc
 
@@ -352,10 +541,13 @@ class SQLiteStore(SQLStore):
     def _tx(self, lock: str | None = None) -> Iterator[Cursor]:
         # BEGIN IMMEDIATE takes SQLite's one write lock: every writer is serialised already.
         cur = self._conn.cursor()
+        sizes: _TermSizes | None = getattr(self, "_sizes", None)  # None while migrating
+        done = False
         try:
             cur.execute("BEGIN IMMEDIATE")
             yield cur
             cur.execute("COMMIT")
+            done = True
         except BaseException as exc:
             if self._conn.in_transaction:
                 self._conn.execute("ROLLBACK")
@@ -363,7 +555,53 @@ class SQLiteStore(SQLStore):
                 raise StoreError(f"store write failed ({self.path}): {exc}") from exc
             raise
         finally:
+            if sizes is not None:
+                sizes.committed(done)
             cur.close()
+
+    # -- size statistics of the full-text index --------------------------------------------
+
+    def _cover(self) -> None:
+        """Bring the size statistics up to the last chunk: chunks stored before they existed
+        (a store from before migration 0004), or by a writer that kept none. In transactions
+        of ``_COVER_BATCH`` chunks, so other writers get their turn."""
+        while True:
+            row = self._conn.execute(
+                "SELECT covered, (SELECT max(id) FROM chunk_texts) FROM fts_term_sizes_state"
+            ).fetchone()
+            if row is None or row[1] is None or not 0 <= row[0] < row[1]:
+                return
+            with self._tx() as cur:
+                self._cover_in(cur, upto=int(row[0]) + _COVER_BATCH)
+
+    def _cover_in(
+        self, cur: Cursor, upto: int | None = None, added: Sequence[tuple[int, str]] = ()
+    ) -> None:
+        """In a write transaction: add to the statistics the chunks after ``covered`` (up to
+        ``upto``), read from the store or, for ``added``, as given, and move ``covered``."""
+        cur.execute("SELECT covered, (SELECT max(id) FROM chunk_texts) FROM fts_term_sizes_state")
+        row = cur.fetchone()
+        if row is None or row[1] is None or not 0 <= row[0] < row[1]:
+            return  # no chunks, all covered, or statistics given up (covered < 0)
+        covered, last = row
+        end = int(last) if upto is None else min(int(last), upto)
+        given = {chunk_id: text for chunk_id, text in added}
+        first = min(given, default=end + 1)
+        reader = self._conn.cursor()
+        try:
+            stored = reader.execute(
+                "SELECT id, text FROM chunk_texts WHERE id > ? AND id <= ? AND id < ? ORDER BY id",
+                (covered, end, first),
+            )
+            chunks = itertools.chain(stored, ((i, t) for i, t in added if i <= end))
+            ok = self._sizes.record(cur, chunks)
+        finally:
+            reader.close()
+        self._sizes.flush(cur)
+        cur.execute("UPDATE fts_term_sizes_state SET covered = ?", (end if ok else -1,))
+
+    def _chunks_added(self, cur: Cursor, added: list[tuple[int, str]]) -> None:
+        self._cover_in(cur, added=added)
 
     @contextmanager
     def _read(self) -> Iterator[Cursor]:
@@ -381,8 +619,15 @@ class SQLiteStore(SQLStore):
     def _ranked(
         self, terms: list[str], where: str, params: list[object], limit: int
     ) -> list[Hit]:
+        cur = self._conn.cursor()
+        try:
+            tokens = self._sizes.terms_of(cur, terms)  # temporary table only: no lock taken
+        except sqlite3.Error as exc:
+            raise StoreError(f"store read failed ({self.path}): {exc}") from exc
+        finally:
+            cur.close()
         with self._read() as cur:
-            ranked = _Ranker(cur, terms, where, params, limit, self._known).top()
+            ranked = _Ranker(cur, terms, where, params, limit, self._known, tokens).top()
             if not ranked:
                 return []
             cur.execute(
