@@ -420,3 +420,60 @@ def test_a_chunk_cut_otherwise_than_fts5_is_tokenized_by_fts5(
         assert _table_sizes(store._conn) == _index_sizes(store._conn)
         covered, last = _covered(store._conn)
         assert covered == last
+
+
+def _lagging_store(path: Path, seed: int) -> None:
+    """A store whose statistics lag behind its chunks (as a writer that keeps none leaves it)."""
+    rng = random.Random(seed)
+    with open_store(f"sqlite:///{path}") as store:
+        for n in range(5):
+            store.ingest("handbook", *_doc(f"a{n}.txt", [_paragraph(rng) for _ in range(4)]))
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("UPDATE fts_term_sizes_state SET covered = 0")
+    conn.close()
+
+
+def test_a_store_that_cannot_be_written_opens_and_searches_exactly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The catch-up on open writes; a read-only store (here: SQLite's mode=ro, what a file the
+    # user cannot write gives) skips it and searches without the statistics, exactly.
+    path = tmp_path / "ro.db"
+    _lagging_store(path, SEED + 37)
+    real = sqlite3.connect
+    monkeypatch.setattr(
+        sqlite3, "connect", lambda p, **kw: real(f"file:{p}?mode=ro", uri=True, **kw)
+    )
+    with open_store(f"sqlite:///{path}") as store:
+        assert isinstance(store, SQLiteStore)
+        assert _covered(store._conn)[0] == 0  # still behind
+        for text, corpora, groups in _queries(20, SEED + 41):
+            got = store.search(text, corpora=corpora, groups=groups, limit=5)
+            assert got == reference(store, text, corpora, groups, 5)
+
+
+def test_a_writer_holding_the_lock_does_not_stop_an_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another writer's long transaction: the catch-up gives up after the busy timeout, the
+    # store opens and searches exactly; the next open, with the lock free, catches up.
+    path = tmp_path / "busy.db"
+    _lagging_store(path, SEED + 43)
+    monkeypatch.setattr(sqlite_store, "BUSY_TIMEOUT_S", 0.2)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with open_store(f"sqlite:///{path}") as store:
+            assert isinstance(store, SQLiteStore)
+            assert _covered(store._conn)[0] == 0
+            for text, corpora, groups in _queries(10, SEED + 47):
+                got = store.search(text, corpora=corpora, groups=groups, limit=5)
+                assert got == reference(store, text, corpora, groups, 5)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    with open_store(f"sqlite:///{path}") as store:
+        assert isinstance(store, SQLiteStore)
+        covered, last = _covered(store._conn)
+        assert covered == last
+        assert _table_sizes(store._conn) == _index_sizes(store._conn)

@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from ..corpus import Chunk, LoadedDocument, sha256_text
-from ..errors import InputError, NotFoundError
+from ..errors import InputError, NotFoundError, StoreError
 from ..words import STOPWORDS
 from .access import AccessMixin
 from .base import (
@@ -159,6 +159,8 @@ class SQLStore(AccessMixin, Store):
     # -- migrations ----------------------------------------------------------------------
 
     def _migrate(self) -> None:
+        if {m.name for m in migrations(self.dialect)} <= self._applied_if_any():
+            return  # nothing to apply: no write lock taken, so opening never waits on a writer
         with self._tx(lock=_MIGRATIONS_LOCK) as cur:
             cur.execute(
                 "CREATE TABLE IF NOT EXISTS qb_migrations (name TEXT PRIMARY KEY, "
@@ -177,6 +179,12 @@ class SQLStore(AccessMixin, Store):
                     self._sql("INSERT INTO qb_migrations (name, applied_at) VALUES (?, ?)"),
                     (migration.name, _now()),
                 )
+
+    def _applied_if_any(self) -> set[str]:
+        try:
+            return set(self.applied_migrations())
+        except StoreError:  # a new store: no migrations table yet
+            return set()
 
     def applied_migrations(self) -> list[str]:
         with self._read() as cur:

@@ -564,15 +564,21 @@ class SQLiteStore(SQLStore):
     def _cover(self) -> None:
         """Bring the size statistics up to the last chunk: chunks stored before they existed
         (a store from before migration 0004), or by a writer that kept none. In transactions
-        of ``_COVER_BATCH`` chunks, so other writers get their turn."""
+        of ``_COVER_BATCH`` chunks, so other writers get their turn. Where the store cannot be
+        written now (a read-only file, another writer holding the lock past the busy timeout, a
+        full disk), it stays behind: searches then bound words without the statistics, with
+        the same results, and the next open or ingest catches up."""
         while True:
             row = self._conn.execute(
                 "SELECT covered, (SELECT max(id) FROM chunk_texts) FROM fts_term_sizes_state"
             ).fetchone()
             if row is None or row[1] is None or not 0 <= row[0] < row[1]:
                 return
-            with self._tx() as cur:
-                self._cover_in(cur, upto=int(row[0]) + _COVER_BATCH)
+            try:
+                with self._tx() as cur:
+                    self._cover_in(cur, upto=int(row[0]) + _COVER_BATCH)
+            except StoreError:
+                return
 
     def _cover_in(
         self, cur: Cursor, upto: int | None = None, added: Sequence[tuple[int, str]] = ()
