@@ -890,3 +890,77 @@ def test_entailment_benchmark_gives_the_numbers_eval_gives(
     flat = json.loads(result.stdout)["flat"]
     assert exc is None and row["rows"] == 5 and row["skipped"] == {"no_reference_text": 1}
     assert (row["bacc"], row["f1"]) == (flat["balanced_accuracy"], flat["f1_supported"])
+
+
+class _FakeJudgeAPI:
+    """An OpenAI-compatible chat completions server on a loopback port (a fake at the HTTP
+    layer, no network): it labels each claim from a table, and records what it was sent."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        fake = self
+        self.labels = {"Neil": "supported", "Paris": "contradicted", "The bridge": "supported",
+                       "Water": "unrelated", "Cats": "not-a-label"}  # fmt: skip
+        self.seen: list[dict[str, Any]] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.seen.append({"path": self.path, "auth": self.headers.get("Authorization"),
+                                  "body": body})  # fmt: skip
+                claim = json.loads(body["messages"][-1]["content"])["claim"]
+                label = next(v for k, v in fake.labels.items() if claim.startswith(k))
+                content = json.dumps({"label": label}) if "response_format" in body else label
+                reply = json.dumps({"id": "x", "model": body["model"], "choices": [
+                    {"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": content}}]}).encode()  # fmt: skip
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_eval_judges_through_an_api_provider() -> None:
+    api = _FakeJudgeAPI()
+    try:
+        result, exc = invoke([str(DATA / "attributionbench_tiny.jsonl"), "--backend", "judge",
+                              "--provider", "openai", "--model", "judge-test",
+                              "--base-url", api.url, "--api-key", "sk-eval-SECRET",
+                              "--json"])  # fmt: skip
+    finally:
+        api.close()
+    assert exc is None, result.output
+    summary = json.loads(result.stdout)
+    assert summary["backend"]["name"] == "judge"
+    # gold S N S N S (ab4 has no reference text); the fake says S C S U and garbage for ab6,
+    # which fails closed (not supported): S row [2, 1], N row [0, 2]
+    assert summary["metrics"]["entailment"]["confusion"] == [[2, 1], [0, 2]]
+    assert summary["metrics"]["judgement_errors"] == 1
+    assert len(api.seen) == 5
+    assert {s["path"] for s in api.seen} == {"/v1/chat/completions"}
+    assert {s["auth"] for s in api.seen} == {"Bearer sk-eval-SECRET"}
+    assert {s["body"]["model"] for s in api.seen} == {"judge-test"}
+    assert "sk-eval-SECRET" not in result.stdout
+
+
+def test_eval_judge_provider_errors_are_usage_errors() -> None:
+    path = str(DATA / "attributionbench_tiny.jsonl")
+    _, exc = invoke([path, "--backend", "judge", "--provider", "extractive"])
+    assert isinstance(exc, InputError) and "needs a model" in str(exc)
+    _, exc = invoke([path, "--backend", "judge", "--provider", "anthropic"])
+    assert isinstance(exc, InputError) and "--model" in str(exc)

@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +42,24 @@ from .run import (
 from .sample import export_sample, recent_traces
 
 BACKENDS = ("heuristic", "judge", "nli", "none")
-PROVIDERS = ("extractive", "local")
+PROVIDERS = ("extractive", "local", "openai", "anthropic")
 DEFAULT_TRACE_LIMIT = 200
 DEFAULT_SAMPLE_POOL = 500
+
+
+@dataclass(frozen=True)
+class _Model:
+    """The model the user chose (--provider, --model, --base-url, --api-key)."""
+
+    provider: str | None
+    model: str | None
+    base_url: str | None
+    api_key: str | None
+
+    def make(self, name: str) -> Any:
+        from ..cli import make_provider
+
+        return make_provider(name, self.model, self.base_url, self.api_key)
 
 
 def create_backend(name: str, model_path: Path | None, provider: Any = None) -> Backend:
@@ -177,8 +193,11 @@ def _check_arguments(
 @click.option(
     "--provider",
     type=click.Choice(PROVIDERS),
-    help="Who answers CLAPNQ questions (default extractive); the judge's model.",
+    help="Who answers CLAPNQ questions (default extractive); the judge's model (default local).",
 )
+@click.option("--model", help="The --provider's model: an API model name, or a bundled local one.")
+@click.option("--base-url", metavar="URL", help="The API base URL (OpenAI-compatible servers).")
+@click.option("--api-key", metavar="KEY", help="The model API key (default: from the environment).")
 @click.option(
     "--limit",
     type=click.IntRange(1),
@@ -217,6 +236,7 @@ def _check_arguments(
 def eval_cmd(
     datasets: tuple[Path, ...], dataset_kind: Kind | None, traces: bool, store_url: str | None,
     owner: str | None, backend: str, model_path: Path | None, provider: str | None,
+    model: str | None, base_url: str | None, api_key: str | None,
     limit: int | None, report: Path | None, fail_under: tuple[str, ...], seed: int,
     sample: int | None, out: Path | None, as_json: bool,
 ) -> int:  # fmt: skip
@@ -239,8 +259,9 @@ def eval_cmd(
         _emit(as_json, result, "\n".join(lines))
         return 0
     show = not as_json and sys.stderr.isatty()
+    chosen = _Model(provider, model, base_url, api_key)
     summary = _evaluate(datasets, dataset_kind, traces, store_url, owner, backend, model_path,
-                        provider, limit, seed, gates, show)  # fmt: skip
+                        chosen, limit, seed, gates, show)  # fmt: skip
     failed, missing = apply_gates(summary, gates)
     if report is not None:
         write_html(summary, report)
@@ -258,7 +279,7 @@ def _emit(as_json: bool, payload: dict[str, Any], human: str) -> None:
 
 def _evaluate(
     datasets: tuple[Path, ...], kind: Kind | None, traces: bool, store_url: str | None,
-    owner: str | None, backend_name: str, model_path: Path | None, provider: str | None,
+    owner: str | None, backend_name: str, model_path: Path | None, chosen: _Model,
     limit: int | None, seed: int, gates: list[tuple[str, float]], show: bool,
 ) -> dict[str, Any]:  # fmt: skip
     dataset: Dataset | None = None
@@ -280,12 +301,11 @@ def _evaluate(
         raise InputError(f"{dataset.kind if dataset else 'this'} data measures an entailment "
                          "backend: choose --backend heuristic, judge or nli")  # fmt: skip
     backend = judge_model = None
-    if backend_name == "judge" and provider is not None:
-        if provider == "extractive":
-            raise InputError("the judge backend needs a model: use --provider local")
-        from ..cli import make_provider
-
-        judge_model = make_provider(provider, None, None, None)
+    if backend_name == "judge" and (chosen.provider or chosen.model) is not None:
+        if chosen.provider == "extractive":
+            raise InputError("the judge backend needs a model: use --provider local, openai "
+                             "or anthropic")  # fmt: skip
+        judge_model = chosen.make(chosen.provider or "local")
     try:
         if backend_name != "none":
             backend = create_backend(backend_name, model_path, judge_model)
@@ -293,7 +313,7 @@ def _evaluate(
             with _bar(len(dataset.pairs), "judging", show) as tick:
                 return evaluate_pairs(dataset, backend, seed, tick)
         started = time.perf_counter()
-        outcomes = _outcomes(dataset, records, provider, show)
+        outcomes = _outcomes(dataset, records, chosen, show)
         seconds = time.perf_counter() - started
         with _bar(len(outcomes), "checking support", show and backend is not None) as tick:
             return evaluate_answers(dataset, outcomes, backend, seed, seconds, tick,
@@ -306,17 +326,15 @@ def _evaluate(
 
 
 def _outcomes(
-    dataset: Dataset | None, records: list[Any], provider: str | None, show: bool
+    dataset: Dataset | None, records: list[Any], chosen: _Model, show: bool
 ) -> list[AnswerOutcome]:
     if dataset is None:
         return [outcome_of_trace(t) for t in records]
     if dataset.kind != "clapnq":
         return [outcome_of_output(ex) for ex in dataset.answers]
-    from ..cli import make_provider
-
-    chosen = make_provider(provider or "extractive", None, None, None)
+    answerer = chosen.make(chosen.provider or "extractive")
     try:
         with _bar(len(dataset.answers), "answering", show) as tick:
-            return run_pipeline(dataset.answers, chosen, tick)
+            return run_pipeline(dataset.answers, answerer, tick)
     finally:
-        chosen.close()
+        answerer.close()
