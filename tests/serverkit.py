@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import uvicorn
 
+from corpuskit import make_doc
 from quotebound.corpus import Chunk, LoadedDocument
 from quotebound.store import Store
 
@@ -29,13 +30,7 @@ HOSTILE = (
 
 
 def doc(name: str, *paras: str, title: str | None = None) -> tuple[LoadedDocument, list[Chunk]]:
-    text = "\n\n".join(paras)
-    chunks, at = [], 0
-    for para in paras:
-        start = text.index(para, at)
-        chunks.append(Chunk(para, start, start + len(para)))
-        at = start + len(para)
-    return LoadedDocument(name, text, "text/plain", title=title, updated="2026-11-01"), chunks
+    return make_doc(name, *paras, title=title, updated="2026-11-01")
 
 
 def fill(store: Store) -> None:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from corpuskit import make_doc
 from quotebound import NormalizedText, Source, WorkingSet, normalize, verify
 from quotebound.cli import main
-from quotebound.corpus import Chunk, LoadedDocument
 from quotebound.errors import IngestError
 from quotebound.ingest import load_file
 from quotebound.pipeline import AskOptions, ask
@@ -28,18 +28,11 @@ def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 
 def _store(tmp_path: Path, *paras: str) -> str:
     url = f"sqlite:///{tmp_path / 'qb.db'}"
-    text = "\n\n".join(paras)
-    chunks, at = [], 0
-    for para in paras:
-        start = text.index(para, at)
-        chunks.append(Chunk(para, start, start + len(para)))
-        at = start + len(para)
     with open_store(url) as store:
-        store.ingest("hr", LoadedDocument("leave.txt", text, "text/plain", title="Leave"), chunks)
+        store.ingest("hr", *make_doc("leave.txt", *paras, title="Leave"))
         for n in range(4):
             filler = f"Unrelated filler paragraph number {n} about office plants."
-            store.ingest("hr", LoadedDocument(f"f{n}.txt", filler, "text/plain"),
-                         [Chunk(filler, 0, len(filler))])  # fmt: skip
+            store.ingest("hr", *make_doc(f"f{n}.txt", filler))
     return url
 
 

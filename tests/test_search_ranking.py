@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import quotebound.store.sqlite as sqlite_store
+from corpuskit import make_doc
 from quotebound.corpus import Chunk, LoadedDocument
 from quotebound.store import Hit, open_store
 from quotebound.store.sql import HIT_COLUMNS, hit_from_row, visible
@@ -66,12 +67,20 @@ def _paragraph(rng: random.Random) -> str:
 
 
 def _doc(name: str, paragraphs: list[str]) -> tuple[LoadedDocument, list[Chunk]]:
-    text = "\n\n".join(paragraphs)
-    chunks, at = [], 0
-    for para in paragraphs:
-        chunks.append(Chunk(para, at, at + len(para)))
-        at += len(para) + 2
-    return LoadedDocument(name=name, text=text, media_type="text/plain"), chunks
+    return make_doc(name, *paragraphs)
+
+
+def _fill(store: SQLiteStore, rng: random.Random, docs: int, paragraphs: int) -> None:
+    """Ingest ``docs`` documents ``a0.txt``... of ``paragraphs`` random paragraphs each."""
+    for n in range(docs):
+        store.ingest("handbook", *_doc(f"a{n}.txt", [_paragraph(rng) for _ in range(paragraphs)]))
+
+
+def _assert_exact(store: SQLiteStore, count: int, seed: int) -> None:
+    """``count`` seeded queries return exactly what the plain bm25 query returns."""
+    for text, corpora, groups in _queries(count, seed):
+        got = store.search(text, corpora=corpora, groups=groups, limit=5)
+        assert got == reference(store, text, corpora, groups, 5), (text, corpora, groups)
 
 
 @pytest.fixture(scope="module")
@@ -337,8 +346,7 @@ def test_chunks_stored_without_sizes_are_caught_up(tmp_path: Path) -> None:
     path = tmp_path / "old-writer.db"
     with open_store(f"sqlite:///{path}") as store:
         assert isinstance(store, SQLiteStore)
-        for n in range(5):
-            store.ingest("handbook", *_doc(f"a{n}.txt", [_paragraph(rng) for _ in range(4)]))
+        _fill(store, rng, 5, 4)
         conn = sqlite3.connect(path, isolation_level=None)
         text = f"{RARE[7]} {COMMON[0]} " * 3 + _paragraph(rng)
         conn.execute("INSERT INTO chunk_texts (hash, text) VALUES ('old', ?)", (text,))
@@ -367,8 +375,7 @@ def test_sizes_are_filled_in_for_a_store_from_before_them(tmp_path: Path) -> Non
     rng = random.Random(SEED + 17)
     path = tmp_path / "before.db"
     with open_store(f"sqlite:///{path}") as store:
-        for n in range(8):
-            store.ingest("handbook", *_doc(f"a{n}.txt", [_paragraph(rng) for _ in range(5)]))
+        _fill(store, rng, 8, 5)
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("DROP TABLE fts_term_sizes")
     conn.execute("DROP TABLE fts_term_sizes_state")
@@ -382,9 +389,7 @@ def test_sizes_are_filled_in_for_a_store_from_before_them(tmp_path: Path) -> Non
             covered, last = _covered(store._conn)
             assert covered == last and last is not None
             assert _table_sizes(store._conn) == _index_sizes(store._conn)
-            for text, corpora, groups in _queries(20, SEED + 19):
-                got = store.search(text, corpora=corpora, groups=groups, limit=5)
-                assert got == reference(store, text, corpora, groups, 5)
+            _assert_exact(store, 20, SEED + 19)
     finally:
         monkey.undo()
 
@@ -395,14 +400,11 @@ def test_given_up_sizes_leave_search_exact(tmp_path: Path) -> None:
     path = tmp_path / "off.db"
     with open_store(f"sqlite:///{path}") as store:
         assert isinstance(store, SQLiteStore)
-        for n in range(6):
-            store.ingest("handbook", *_doc(f"a{n}.txt", [_paragraph(rng) for _ in range(5)]))
+        _fill(store, rng, 6, 5)
         store._conn.execute("UPDATE fts_term_sizes_state SET covered = -1")
         store.ingest("handbook", *_doc("b.txt", [_paragraph(rng)]))
         assert _covered(store._conn)[0] == -1
-        for text, corpora, groups in _queries(20, SEED + 29):
-            got = store.search(text, corpora=corpora, groups=groups, limit=5)
-            assert got == reference(store, text, corpora, groups, 5)
+        _assert_exact(store, 20, SEED + 29)
 
 
 def test_a_chunk_cut_otherwise_than_fts5_is_tokenized_by_fts5(
@@ -415,8 +417,7 @@ def test_a_chunk_cut_otherwise_than_fts5_is_tokenized_by_fts5(
     rng = random.Random(SEED + 31)
     with open_store(f"sqlite:///{tmp_path / 'cut.db'}") as store:
         assert isinstance(store, SQLiteStore)
-        for n in range(4):
-            store.ingest("handbook", *_doc(f"a{n}.txt", [_paragraph(rng) for _ in range(3)]))
+        _fill(store, rng, 4, 3)
         assert _table_sizes(store._conn) == _index_sizes(store._conn)
         covered, last = _covered(store._conn)
         assert covered == last
@@ -426,8 +427,7 @@ def _lagging_store(path: Path, seed: int) -> None:
     """A store whose statistics lag behind its chunks (as a writer that keeps none leaves it)."""
     rng = random.Random(seed)
     with open_store(f"sqlite:///{path}") as store:
-        for n in range(5):
-            store.ingest("handbook", *_doc(f"a{n}.txt", [_paragraph(rng) for _ in range(4)]))
+        _fill(store, rng, 5, 4)
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("UPDATE fts_term_sizes_state SET covered = 0")
     conn.close()
@@ -447,9 +447,7 @@ def test_a_store_that_cannot_be_written_opens_and_searches_exactly(
     with open_store(f"sqlite:///{path}") as store:
         assert isinstance(store, SQLiteStore)
         assert _covered(store._conn)[0] == 0  # still behind
-        for text, corpora, groups in _queries(20, SEED + 41):
-            got = store.search(text, corpora=corpora, groups=groups, limit=5)
-            assert got == reference(store, text, corpora, groups, 5)
+        _assert_exact(store, 20, SEED + 41)
 
 
 def test_a_writer_holding_the_lock_does_not_stop_an_open(
@@ -466,9 +464,7 @@ def test_a_writer_holding_the_lock_does_not_stop_an_open(
         with open_store(f"sqlite:///{path}") as store:
             assert isinstance(store, SQLiteStore)
             assert _covered(store._conn)[0] == 0
-            for text, corpora, groups in _queries(10, SEED + 47):
-                got = store.search(text, corpora=corpora, groups=groups, limit=5)
-                assert got == reference(store, text, corpora, groups, 5)
+            _assert_exact(store, 10, SEED + 47)
     finally:
         holder.execute("ROLLBACK")
         holder.close()

@@ -13,25 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from corpuskit import make_doc
 from quotebound import Source, verify
-from quotebound.corpus import Chunk, LoadedDocument
 from quotebound.errors import InputError, NotFoundError, StoreError
 from quotebound.store import Store, TraceAttempt, TraceRecord, TraceSource, open_store
 from quotebound.store.migrations import migrations
-
-
-def make_doc(
-    name: str, *paragraphs: str, title: str | None = None
-) -> tuple[LoadedDocument, list[Chunk]]:
-    """A document whose chunks are its paragraphs (exact slices of its text)."""
-    text = "\n\n".join(paragraphs)
-    chunks, at = [], 0
-    for para in paragraphs:
-        start = text.index(para, at)
-        chunks.append(Chunk(para, start, start + len(para)))
-        at = start + len(para)
-    return LoadedDocument(name=name, text=text, media_type="text/plain", title=title), chunks
-
 
 LEAVE = make_doc(
     "leave.txt",
