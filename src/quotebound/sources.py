@@ -338,7 +338,7 @@ class WorkingSet:
         """Positions of the sources whose text holds ``run`` (a run of ASCII digits, as it is;
         else of ASCII letters and digits, ASCII lower-cased): one scan of all the texts joined.
 
-        What ``_may_hold`` tests source by source, for one run, done at once; the sources are
+        A first cut, for one run, before ``_may_hold`` tests every run in order; the sources are
         judged inert together too (the joined text is inert exactly when each of them is: the
         separator joins nothing), so an inert source without the run is ruled out at the cost
         of a set lookup.
