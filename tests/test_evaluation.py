@@ -276,6 +276,14 @@ def test_detection_and_load_errors(tmp_path: Path) -> None:
         load_dataset([DATA / "wice_tiny.jsonl", DATA / "clapnq_tiny.jsonl"])
     with pytest.raises(InputError, match="not found"):
         load_dataset([tmp_path / "missing.jsonl"])
+    folder = tmp_path / "wice_folder.jsonl"
+    folder.mkdir()
+    with pytest.raises(InputError, match="dataset is a directory, not a file"):
+        load_dataset([folder])
+    latin = tmp_path / "latin_wice.jsonl"
+    latin.write_bytes('{"claim": "caf\u00e9"}\n'.encode("latin-1"))
+    with pytest.raises(InputError, match="is not UTF-8 text"):
+        load_dataset([latin])
     empty = tmp_path / "empty_wice.jsonl"
     empty.write_text("\n")
     with pytest.raises(InputError, match="no examples"):

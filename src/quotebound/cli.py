@@ -25,7 +25,7 @@ import click
 from . import __version__
 from .entailment.base import Backend
 from .entailment.tier import check_entailment
-from .errors import IngestError, InputError, NotFoundError, QuoteboundError
+from .errors import IngestError, InputError, NotFoundError, QuoteboundError, unreadable
 from .ingest import chunk_document, iter_files, load_file
 from .packing import DEFAULT_BUDGET_CHARS, chunk_key, pack
 from .parsing import FORMATS
@@ -45,14 +45,8 @@ def _read_text(path: str, what: str) -> str:
         if path == "-":
             return sys.stdin.read()
         return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{what} file not found: {path}") from None
-    except IsADirectoryError:
-        raise InputError(f"{what} is a directory, not a file: {path}") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{what} file {path} is not UTF-8 text ({exc.reason})") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {what} file {path}: {exc.strerror}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise unreadable(what, path, exc) from None
 
 
 def load_working_set(path: str) -> WorkingSet:

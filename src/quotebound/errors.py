@@ -56,3 +56,15 @@ class StoreError(QuoteboundError):
     """The store cannot be opened, migrated or written; the message says which and why."""
 
     code = "store_error"
+
+
+def unreadable(what: str, path: object, exc: OSError | UnicodeDecodeError) -> InputError:
+    """The InputError for a ``what`` file (``SOURCES``, ``dataset``...) that could not be read:
+    missing, a directory, not UTF-8, or another OS error."""
+    if isinstance(exc, FileNotFoundError):
+        return InputError(f"{what} file not found: {path}")
+    if isinstance(exc, IsADirectoryError):
+        return InputError(f"{what} is a directory, not a file: {path}")
+    if isinstance(exc, UnicodeDecodeError):
+        return InputError(f"{what} file {path} is not UTF-8 text ({exc.reason})")
+    return InputError(f"cannot read {what} file {path}: {exc.strerror}")

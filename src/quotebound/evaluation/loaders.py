@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import InputError, SourceError
+from ..errors import InputError, SourceError, unreadable
 from ..parsing import FORMATS
 from ..sources import Source
 
@@ -103,12 +103,8 @@ class Dataset:
 def _rows(path: Path) -> Generator[tuple[int, dict[str, Any]]]:
     try:
         handle = path.open(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"dataset file not found: {path}") from None
-    except IsADirectoryError:
-        raise InputError(f"dataset is a directory, not a JSONL file: {path}") from None
     except OSError as exc:
-        raise InputError(f"cannot read dataset file {path}: {exc.strerror}") from None
+        raise unreadable("dataset", path, exc) from None
     with handle:
         try:
             for number, line in enumerate(handle, 1):
@@ -122,7 +118,7 @@ def _rows(path: Path) -> Generator[tuple[int, dict[str, Any]]]:
                     raise InputError(f"{path} line {number} must be a JSON object")
                 yield number, row
         except UnicodeDecodeError as exc:
-            raise InputError(f"dataset file {path} is not UTF-8 text ({exc.reason})") from None
+            raise unreadable("dataset", path, exc) from None
 
 
 def detect_kind(path: Path) -> Kind:
