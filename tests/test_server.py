@@ -30,15 +30,15 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 class Env:
-    def __init__(self, url: str, provider: Any = ExtractiveProvider) -> None:
+    def __init__(self, url: str, provider: Any = ExtractiveProvider, **config: Any) -> None:
         self.url = url
         with open_store(url) as store:
             fill(store)
             self.alice = store.create_key(name="alice")[1]
             self.bob = store.create_key(name="bob")[1]
             self.lawyer = store.create_key(["legal"], name="lawyer")[1]
-        self.app = create_app(ServerConfig(store_url=url, provider=provider, max_body_bytes=20_000,
-                                           max_sources=50))  # fmt: skip
+        limits = {"max_body_bytes": 20_000, "max_sources": 50}
+        self.app = create_app(ServerConfig(store_url=url, provider=provider, **limits | config))
         _opened.append(self)
 
     def close(self) -> None:
@@ -512,10 +512,7 @@ def test_waiting_questions_never_block_other_endpoints_and_overflow_is_503(
 ) -> None:
     gate = Gate()
     url = f"sqlite:///{tmp_path / 'qb.db'}"
-    env = Env(url, provider=lambda: gate)
-    env.app = create_app(ServerConfig(store_url=url, provider=lambda: gate, ask_workers=2,
-                                      max_waiting=3))  # fmt: skip
-    _opened.append(env)
+    env = Env(url, provider=lambda: gate, ask_workers=2, max_waiting=3)
 
     async def scenario() -> list[Any]:
         transport = httpx.ASGITransport(app=env.app, raise_app_exceptions=False)
