@@ -8,6 +8,7 @@
 - ``holder_of`` with its prefilter, prepared or not, names the same source as a search of
   every other source's full normalised text;
 - ``id_tokens`` equals normalising every id;
+- ``claim_gap`` (numbers found as written first) equals ``missing_facts`` of the claim's facts;
 - ``locate_inert`` (normalising windows around an anchor word of an inert text) and
   ``WorkingSet.locate`` give what ``NormalizedText.locate`` gives; a text cut where ``_cut_ok``
   allows normalises, in two pieces, exactly as it does whole; ``normalized_at`` inverts the map;
@@ -34,6 +35,7 @@ from quotebound.normalize import (
     locate_inert,
     normalize_regular,
 )
+from quotebound.support import ClaimFacts, Evidence, claim_gap, missing_facts
 from quotebound.verify import _count_words, _trimmed
 
 FAST = settings(max_examples=scaled(400), deadline=None)
@@ -190,6 +192,30 @@ def test_id_tokens_equal_normalised_ids(ids: list[str]) -> None:
     unique = list(dict.fromkeys(ids))
     ws = WorkingSet(Source(i, "text") for i in unique)
     assert ws.id_tokens() == frozenset(normalize(i) for i in unique)
+
+
+# Tokens whose facts differ in every way ``scan`` reads them: plain numbers, thousands,
+# decimals, lists and ranges, units, identifiers (one of them an id the set ignores), tokens
+# glued to punctuation, and quoted words.
+FACT_PIECES = [
+    "14", "140", "014", "1,000", "1000", "1.5", "1,5", "15", "1.2.3", "5-7", "12:00", "10kg",
+    "2nd", "14-day", "job-14", "job_14", "x86_64", "s2", "q3", "(14)", "14.", "-14", "_14",
+    "1.", ".5", "a14", "14a", "\"cap is\"", '"14"', "cap", "the", "\u0663", "\uff11\uff14",
+]  # fmt: skip
+fact_text = st.lists(
+    st.sampled_from(FACT_PIECES), max_size=8
+).map(lambda pieces: normalize(" ".join(pieces)))
+
+
+@FAST
+@given(fact_text, st.lists(fact_text, min_size=1, max_size=3))
+@example("cap is 14 and 1,000", ["cap is 14", "1,000 days"])
+@example("x.5-7 and 5", ["x.5-7", "5"])
+@example("job-14 per s2", ["job-14"])
+def test_claim_gap_equals_missing_facts(claim: str, texts: list[str]) -> None:
+    ignore = lambda: frozenset({"s2"})  # noqa: E731
+    expected = missing_facts(ClaimFacts.of(claim, ignore), [Evidence(t) for t in texts])
+    assert claim_gap(claim, [Evidence(t) for t in texts], ignore) == expected
 
 
 # -- the anchor-window path (``locate_inert``) and ``WorkingSet.locate`` -----------------------

@@ -618,6 +618,11 @@ def locate_inert(text: str, low: bytes, needle: str) -> tuple[bool, tuple[int, i
     is normalised on its own, which gives exactly that slice of the whole normalised text, and
     the one place where the needle would have to start is checked as ``locate`` checks it
     (whole words, no unit cut), with two characters of context on each side.
+
+    A window without '&' whose light normalisation (``normalize_regular``) is as long as it
+    is normalises one for one: no reference, no whitespace run nor space at an edge, every
+    character regular (folded, lower case included, to exactly one character). Its
+    NormalizedText would have no unit: its text is the light one and its spans are offsets.
     """
     runs = _WINDOW_RUN.findall(needle)
     if not runs:
@@ -643,11 +648,16 @@ def locate_inert(text: str, low: bytes, needle: str) -> tuple[bool, tuple[int, i
             d = _cut_after(text, p + la + margin_hi)
             if 2 * (d - c) > n and n > 256:
                 return False, None  # windows as large as the text: the full path is cheaper
-            window = NormalizedText(text[c:d])
-            q = window.normalized_at(p - c)
-            if q is None:
-                break  # the anchor is inside a unit (a reference's name): no occurrence here
-            hay = window.text
+            piece = text[c:d]
+            light = None if "&" in piece else normalize_regular(piece)
+            window: NormalizedText | None = None
+            if light is not None and len(light) == len(piece):
+                hay, q = light, p - c  # normalised one for one: no map needed (see above)
+            else:
+                window = NormalizedText(piece)
+                hay, q = window.text, window.normalized_at(p - c)  # type: ignore[assignment]
+                if q is None:
+                    break  # the anchor is inside a unit (a reference's name): no occurrence here
             if c > 0 and q < before:
                 margin_lo *= 2
                 continue
@@ -659,7 +669,7 @@ def locate_inert(text: str, low: bytes, needle: str) -> tuple[bool, tuple[int, i
                 break
             if (check_left and _cuts_left(hay, i)) or (check_right and _cuts_right(hay, i + size)):
                 break
-            span = window.span(i, i + size)
+            span = (i, i + size) if window is None else window.span(i, i + size)
             if span is not None:
                 return True, (span[0] + c, span[1] + c)
             break

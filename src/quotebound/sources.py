@@ -19,6 +19,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any, Literal
 
 from .errors import SourceError
@@ -145,8 +146,9 @@ class WorkingSet:
     _light: dict[str, str | None] = field(init=False, repr=False)
     _inert: dict[str, bool] = field(init=False, repr=False)
     _low: dict[str, bytes] = field(init=False, repr=False)
-    _joined: tuple[str, list[int]] | None = field(init=False, repr=False)
     _joined_low: bytes | None = field(init=False, repr=False)
+    _starts: list[int] = field(init=False, repr=False)
+    _mixed: list[int] = field(init=False, repr=False)
 
     def __init__(self, sources: Iterable[Source]) -> None:
         items = tuple(sources)
@@ -168,8 +170,9 @@ class WorkingSet:
         self._light = {}
         self._inert = {}
         self._low = {}
-        self._joined = None
         self._joined_low = None
+        self._starts = []
+        self._mixed = []
 
     @classmethod
     def from_dicts(cls, items: Iterable[Mapping[str, Any]]) -> WorkingSet:
@@ -231,12 +234,7 @@ class WorkingSet:
     def _lowered(self, src: Source) -> bytes:
         low = self._low.get(src.id)
         if low is None:
-            if self._joined_low is not None and self._joined is not None:
-                start = self._joined[1][self._by_id[src.id]]  # a slice of the joined scan's
-                low = self._joined_low[start : start + len(src.text)]
-            else:
-                low = ascii_lowered(src.text)
-            self._low[src.id] = low
+            low = self._low[src.id] = ascii_lowered(src.text)
         return low
 
     def prime(self, source_ids: Iterable[str]) -> None:
@@ -296,32 +294,35 @@ class WorkingSet:
         """The first other source in which a normalised needle occurs (exactly), or None.
 
         With the word index (``prepare()``) only sources holding every word of the needle are
-        searched. Without it, a source not normalised yet is first ruled out, exactly, where it
-        is inert and lacks the needle's runs of letters and digits in order (``_may_hold``), else
-        searched by windows (``locate``), or by its normalised text computed without the offset
-        map where that is possible.
+        searched. Without it (three sources or more), only sources whose text holds one run of
+        the needle's ASCII letters and digits (``_holding``), and those not inert, are looked
+        at; an inert one is then ruled out where it lacks the needle's runs in order
+        (``_runs_pattern``: in an inert text every ASCII letter or digit of the normalised text
+        is the same ASCII character of the original, lower-cased, in the same order with nothing
+        removed between, and what normalises to neither is anything but an ASCII letter or
+        digit, or a reference), else searched by windows (``locate``). A source not inert is
+        searched by its normalised text computed without the offset map where that is possible.
         """
-        keys = set(_ASCII_WORD.findall(needles[-1]))
-        if self._index is not None and keys:
-            postings = sorted((self._index.get(k, set()) for k in keys), key=len)
-            positions: list[int] = sorted(set.intersection(*postings))
-        else:
-            positions = list(range(len(self.sources)))
-        digits = _ASCII_DIGITS.findall(needles[-1])
-        words = _ASCII_ALNUM.findall(needles[-1])
-        holding = None
-        if self._index is None and words and len(self.sources) > 2:
-            holding = self._holding(max(digits or words, key=len), digits=bool(digits))
+        last = needles[-1]
+        words = _ASCII_ALNUM.findall(last)
+        positions: Iterable[int] = range(len(self.sources))
+        if self._index is not None:
+            keys = set(_ASCII_WORD.findall(last))
+            if keys:
+                postings = sorted((self._index.get(k, set()) for k in keys), key=len)
+                positions = sorted(set.intersection(*postings))
+        elif words and len(self.sources) > 2:
+            digits = _ASCII_DIGITS.findall(last)
+            positions = sorted(self._holding(max(digits or words, key=len)).union(self._mixed))
+        pattern = _runs_pattern(words) if words else None
         for position in positions:
             src = self.sources[position]
             if src.id == exclude:
                 continue
             if src.id not in self._normalized:
-                if holding is not None and position not in holding and self._is_inert(src):
-                    continue
-                if words and not self._may_hold(src, words):
-                    continue
                 if self._is_inert(src):
+                    if pattern is not None and pattern.search(self._lowered(src)) is None:
+                        continue
                     if any(self.locate(src.id, n) is not None for n in needles):
                         return src.id
                     continue
@@ -334,60 +335,43 @@ class WorkingSet:
                 return src.id
         return None
 
-    def _holding(self, run: str, digits: bool) -> set[int]:
-        """Positions of the sources whose text holds ``run`` (a run of ASCII digits, as it is;
-        else of ASCII letters and digits, ASCII lower-cased): one scan of all the texts joined.
+    def _holding(self, run: str) -> set[int]:
+        """Positions of the sources whose text, ASCII lower-cased, holds ``run`` (a run of ASCII
+        letters and digits): one ``bytes.find`` scan of all the texts joined.
 
-        A first cut, for one run, before ``_may_hold`` tests every run in order; the sources are
-        judged inert together too (the joined text is inert exactly when each of them is: the
-        separator joins nothing), so an inert source without the run is ruled out at the cost
-        of a set lookup.
+        The first call also judges inert (listing those that are not in ``_mixed``), and ASCII
+        lower-cases, every source not done yet, together (the joined text is inert exactly when
+        each of them is: the separator joins nothing), so that an inert source without the run
+        is ruled out at the cost of a set lookup.
         """
-        if self._joined is None:
-            texts = [s.text for s in self.sources]
-            starts, at = [], 0
-            for text in texts:
-                starts.append(at)
-                at += len(text) + 1
-            self._joined = ("\x00".join(texts), starts)
+        if self._joined_low is None:
+            todo = [s for s in self.sources if s.id not in self._low]
+            if todo:
+                texts = [s.text for s in todo]
+                together = "\x00".join(texts)
+                if any(s.id not in self._inert for s in todo) and inert_text(together):
+                    self._inert.update(dict.fromkeys((s.id for s in todo), True))
+                low, at = ascii_lowered(together), 0
+                for src, text in zip(todo, texts, strict=True):
+                    self._low[src.id] = low[at : at + len(text)]
+                    at += len(text) + 1
             unknown = [s for s in self.sources if s.id not in self._inert]
-            if 8 * (len(self.sources) - len(unknown)) < len(self.sources):
-                together = self._joined[0]  # few known: judge them all, no second join
-            else:
-                together = "\x00".join(s.text for s in unknown)
-            if unknown and inert_text(together):
+            if unknown and inert_text("\x00".join(s.text for s in unknown)):
                 self._inert.update(dict.fromkeys((s.id for s in unknown), True))
-        joined, starts = self._joined
-        hay: str | bytes = joined
-        key: str | bytes = run
-        if not digits:
-            if self._joined_low is None:
-                self._joined_low = ascii_lowered(joined)
-            hay, key = self._joined_low, run.encode()
+            self._mixed = [p for p, s in enumerate(self.sources) if not self._is_inert(s)]
+            lows = [self._low[s.id] for s in self.sources]
+            self._starts = list(accumulate((len(x) + 1 for x in lows[:-1]), initial=0))
+            self._joined_low = b"\x00".join(lows)
+        hay, starts, key = self._joined_low, self._starts, run.encode()
         found: set[int] = set()
-        p = hay.find(key)  # type: ignore[arg-type]
+        p = hay.find(key)
         while p >= 0:
             position = bisect_right(starts, p) - 1
             found.add(position)
             if position + 1 == len(starts):
                 break
-            p = hay.find(key, starts[position + 1])  # type: ignore[arg-type]
+            p = hay.find(key, starts[position + 1])
         return found
-
-    def _may_hold(self, src: Source, runs: list[str]) -> bool:
-        """False only when ``src`` surely cannot hold a normalised needle with these runs of
-        ASCII letters and digits.
-
-        In an *inert* text (``inert_text``) every ASCII letter or digit of the normalised text
-        is the same ASCII character of the original, lower-cased, in the same order with
-        nothing removed between; and what normalises to neither letter nor digit is anything
-        but an ASCII letter or digit, or a reference (``&`` and a name). So an occurrence's
-        runs are in the original lower-cased, in order, with only that between them
-        (``_runs_pattern``). Anything else may hold it.
-        """
-        if not self._is_inert(src):
-            return True
-        return _runs_pattern(runs).search(self._lowered(src)) is not None
 
     def to_list(self) -> list[dict[str, Any]]:
         return [s.to_dict() for s in self.sources]

@@ -33,6 +33,9 @@ _MONTHS = re.compile(
     r"\b(?:january|february|april|june|july|august|september|october|november|december)\b"
 )
 _DIGITS = frozenset("0123456789")
+# Characters that, before or after a token, are surely a word boundary (``contains_words``)
+_OPENS = frozenset(" ([{\"'/")
+_CLOSES = frozenset(" )]}\"'/;:!?%")
 
 
 def _value(number: str) -> str:
@@ -157,6 +160,60 @@ class Missing:
 
     kind: str  # "identifier" | "number" | "quoted_text"
     items: tuple[str, ...]
+
+
+def claim_gap(
+    normalized_claim: str,
+    evidence: list[Evidence],
+    ignore: Callable[[], frozenset[str]] | None = None,
+) -> Missing | None:
+    """``missing_facts(ClaimFacts.of(normalized_claim, ignore), evidence)``, the same answer,
+    found quickly in the usual case: every number of the claim found as written."""
+    if not _DIGITS.isdisjoint(normalized_claim) and not _held_as_written(
+        normalized_claim, [e.text for e in evidence]
+    ):
+        return missing_facts(ClaimFacts.of(normalized_claim, ignore), evidence)
+    if '"' not in normalized_claim:
+        return None
+    quoted = tuple(
+        q for q in quoted_phrases(normalized_claim)
+        if not any(contains_words(e.text, q) for e in evidence)
+    )  # fmt: skip
+    return Missing("quoted_text", quoted) if quoted else None
+
+
+def _held_as_written(text: str, held: list[str]) -> bool:
+    """True only when ``missing_facts`` finds no identifier or number of ``text`` missing
+    from ``held``, because each token ``scan`` reads is a plain number (whose every fact is
+    written as the token itself) or an identifier, found as written, on word boundaries, in
+    one of the texts. False where that is not so (the full check then decides)."""
+    for m in _FROM_DIGIT.finditer(text):
+        start, end = m.span()
+        if start and text[start - 1] != " ":  # as scan() walks back to the token's start
+            while start > 0 and (text[start - 1].isalnum() or text[start - 1] in _TOKEN_CHARS):
+                start -= 1
+        token = text[start:end].strip(".,-")
+        if (
+            not token.isdigit()
+            and _NUMBER.fullmatch(token) is None
+            and (
+                _NUMBER_WITH_UNIT.fullmatch(token) is not None
+                or not any(c.isalpha() or c == "_" for c in token)
+            )
+        ):
+            return False  # a number with a unit, or a list or range: its facts differ
+        for hay in held:
+            i = hay.find(token)
+            if i < 0:
+                continue
+            j = i + len(token)  # the usual case first, without a call: spaces, brackets around
+            if (i == 0 or hay[i - 1] in _OPENS) and (j == len(hay) or hay[j] in _CLOSES):
+                break
+            if contains_words(hay, token):
+                break
+        else:
+            return False
+    return True
 
 
 def missing_facts(facts: ClaimFacts, evidence: list[Evidence]) -> Missing | None:

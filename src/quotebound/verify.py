@@ -28,7 +28,7 @@ from .errors import InputError, PolicyError
 from .normalize import NORMALIZATION_VERSION, normalize, scrub
 from .parsing import DEFAULT_SENTINELS, FORMATS, Parsed, ParsedCitation, ParsedClaim, parse
 from .sources import WorkingSet
-from .support import ClaimFacts, Evidence, Missing, missing_facts, states_number_or_date
+from .support import Evidence, Missing, claim_gap, states_number_or_date
 
 VERDICT_VERSION = 1
 
@@ -270,8 +270,8 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
     checked = [_check_citation(ws, n, c, policy) for c in claim.citations]
     passing = [c for c in checked if c.evidence is not None]
     if passing:
-        facts = ClaimFacts.of(normalize(claim.text), ignore=ws.id_tokens)
-        gap = missing_facts(facts, [c.evidence for c in passing if c.evidence is not None])
+        evidence = [c.evidence for c in passing if c.evidence is not None]
+        gap = claim_gap(normalize(claim.text), evidence, ignore=ws.id_tokens)
         if gap is not None:
             for c in passing:
                 c.fail(_SUPPORT_REASON[gap.kind], _support_message(n, gap, passing))
