@@ -27,7 +27,10 @@ from hypothesis import strategies as st
 from fuzzing import scaled
 from quotebound import NormalizedText, Policy, Source, WorkingSet, normalize, verify
 from quotebound.normalize import (
+    _cut_after,
+    _cut_before,
     _cut_ok,
+    _low_cut_ok,
     ascii_lowered,
     contains_words,
     find_words,
@@ -35,7 +38,7 @@ from quotebound.normalize import (
     locate_inert,
     normalize_regular,
 )
-from quotebound.support import ClaimFacts, Evidence, claim_gap, missing_facts
+from quotebound.support import ClaimFacts, Evidence, _tokens, claim_gap, missing_facts
 from quotebound.verify import _count_words, _trimmed
 
 FAST = settings(max_examples=scaled(400), deadline=None)
@@ -208,6 +211,18 @@ fact_text = st.lists(
 
 
 @FAST
+@given(st.lists(st.sampled_from([*FACT_PIECES, " ", ",", ".", "-", "_", "\u00e9"]), max_size=9))
+@example(["job", "-", "14"])
+@example(["3", ",", "008"])
+def test_tokens_are_the_runs_with_a_digit(pieces: list[str]) -> None:
+    """``_tokens`` (what ``scan`` and ``claim_gap`` read) against its definition."""
+    value = "".join(pieces)
+    runs = re.findall(r"[\w.,-]+", value)
+    expected = [r.strip(".,-") for r in runs if any(c.isdecimal() for c in r)]
+    assert _tokens(value) == expected
+
+
+@FAST
 @given(fact_text, st.lists(fact_text, min_size=1, max_size=3))
 @example("cap is 14 and 1,000", ["cap is 14", "1,000 days"])
 @example("x.5-7 and 5", ["x.5-7", "5"])
@@ -315,6 +330,21 @@ def test_a_safe_cut_splits_the_normalisation_exactly(value: str, data: st.DataOb
     assert whole._u_len == left._u_len + right._u_len
     assert whole._u_orig == left._u_orig + [o + c for o in right._u_orig]
     assert whole._u_olen == left._u_olen + right._u_olen
+
+
+@FAST
+@given(any_text, st.integers(-3, 3))
+@example("ab&amp;cd ef", 0)
+@example("x&#97;b AB", 0)
+def test_cuts_read_off_the_lowered_bytes_are_the_safe_cuts(value: str, shift: int) -> None:
+    """The window edges ``locate_inert`` takes from ``ascii_lowered`` are ``_cut_ok``'s."""
+    low = ascii_lowered(value)
+    safe = [c for c in range(1, len(value)) if _cut_ok(value, c)]
+    assert [c for c in range(1, len(value)) if _low_cut_ok(low, c)] == safe
+    for c in range(-2, len(value) + 3):
+        at = c + shift
+        assert _cut_before(low, at) == max([0, *(x for x in safe if x <= at)])
+        assert _cut_after(low, at) == min([len(value), *(x for x in safe if x >= at)])
 
 
 @FAST

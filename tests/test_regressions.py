@@ -139,3 +139,40 @@ def test_quote_word_count_is_one_rule_for_verifier_schema_and_extractive(tmp_pat
     with open_store(_store(tmp_path, text)) as store:
         answer = ask("leave weeks", store, ExtractiveProvider())
     assert answer.status in ("grounded", "abstained")  # never a quote the verifier refuses
+
+
+def test_verify_compiles_no_pattern_for_an_answers_quotes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A quote is new with every answer: a pattern compiled from it is never reused, and
+    compiling one cost ~0.3 ms per failing quote on a fresh working set (10x the rest of its
+    check), which a benchmark repeating one answer could not see (the regex cache hid it)."""
+    import re
+
+    texts = [
+        f"Policy {i}: the cap is {i + 10} days \u2014 see job-{i}; taxes &amp; fees apply."
+        for i in range(6)
+    ]
+    sources = [Source(f"S{i}", t) for i, t in enumerate(texts, 1)]
+
+    def answer(quotes: list[tuple[str, str]]) -> str:
+        claims = [{"text": "The cap.", "citations": [{"source": s, "quote": q}]} for s, q in quotes]
+        return json.dumps({"answerable": True, "claims": claims})
+
+    verify(WorkingSet(sources), answer([("S1", "the cap is 10 days")]), "json")  # warm
+    compiled: list[object] = []
+    real = re._compiler.compile  # type: ignore[attr-defined]
+    monkeypatch.setattr(
+        re._compiler,  # type: ignore[attr-defined]
+        "compile",
+        lambda *args, **kwargs: compiled.append(args[0]) or real(*args, **kwargs),
+    )
+    fresh = answer(
+        [
+            ("S2", "the cap is 11 days - see job-1"),  # valid
+            ("S3", "the cap is 99 days - see job-2"),  # in no source
+            ("S4", "the cap is 15 days - see job-5"),  # in S6, not in S4
+        ]
+    )
+    verdict = verify(WorkingSet(sources), fresh, "json")
+    reasons = [c.reason for claim in verdict.claims for c in claim.citations]
+    assert reasons == [None, "quote_not_found", "quote_in_other_source"]
+    assert compiled == []

@@ -328,12 +328,13 @@ class NormalizedText:
         if i < 0:
             return None
         check_left, check_right = needle[0].isalnum(), needle[-1].isalnum()
-        size = len(needle)
+        size, end = len(needle), len(hay)
         while i >= 0:
-            if not (check_left and _cuts_left(hay, i)) and not (
-                check_right and _cuts_right(hay, i + size)
+            j = i + size  # (a space on either side, the usual case, is a boundary: no call)
+            if (not check_left or i == 0 or hay[i - 1] == " " or not _cuts_left(hay, i)) and (
+                not check_right or j == end or hay[j] == " " or not _cuts_right(hay, j)
             ):
-                span = self.span(i, i + size)
+                span = self.span(i, j)
                 if span is not None:
                     return span
             i = hay.find(needle, i + 1)
@@ -592,17 +593,41 @@ def _cut_ok(text: str, c: int) -> bool:
     return j < 0 or text[j] != "&"
 
 
-def _cut_before(text: str, c: int) -> int:
-    while c > 0 and not _cut_ok(text, c):
+# ``_cut_ok`` read off ``ascii_lowered(text)`` (same offsets; upper case lowered, every
+# non-ASCII character a '?'), as byte values: ASCII letters and digits, and a reference's tail.
+_LOW_ALNUM = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789")
+_LOW_REF_TAIL = _LOW_ALNUM | frozenset(b"#;")
+_AMPERSAND = ord("&")
+
+
+def _low_cut_ok(low: bytes, c: int) -> bool:
+    """``_cut_ok(text, c)``, where ``low`` is ``ascii_lowered(text)``."""
+    if low[c - 1] not in _LOW_ALNUM or low[c] not in _LOW_ALNUM:
+        return False
+    j = c - 2
+    while j >= 0 and low[j] in _LOW_REF_TAIL:
+        j -= 1
+    return j < 0 or low[j] != _AMPERSAND
+
+
+def _cut_before(low: bytes, c: int) -> int:
+    """The last place at or before ``c`` where ``_cut_ok`` holds (else 0)."""
+    c = min(c, len(low) - 1)
+    while c > 0:
+        if low[c - 1] in _LOW_ALNUM and low[c] in _LOW_ALNUM and _low_cut_ok(low, c):
+            return c
         c -= 1
-    return max(c, 0)
+    return 0
 
 
-def _cut_after(text: str, d: int) -> int:
-    size = len(text)
-    while d < size and not _cut_ok(text, d):
+def _cut_after(low: bytes, d: int) -> int:
+    """The first place at or after ``d`` where ``_cut_ok`` holds (else the end)."""
+    size, d = len(low), max(d, 1)
+    while d < size:
+        if low[d - 1] in _LOW_ALNUM and low[d] in _LOW_ALNUM and _low_cut_ok(low, d):
+            return d
         d += 1
-    return min(d, size)
+    return size
 
 
 def locate_inert(text: str, low: bytes, needle: str) -> tuple[bool, tuple[int, int] | None]:
@@ -644,8 +669,8 @@ def locate_inert(text: str, low: bytes, needle: str) -> tuple[bool, tuple[int, i
     for p in hits:
         margin_lo, margin_hi = before + 4, after + 4
         while True:
-            c = _cut_before(text, p - margin_lo)
-            d = _cut_after(text, p + la + margin_hi)
+            c = _cut_before(low, p - margin_lo)
+            d = _cut_after(low, p + la + margin_hi)
             if 2 * (d - c) > n and n > 256:
                 return False, None  # windows as large as the text: the full path is cheaper
             piece = text[c:d]

@@ -39,24 +39,54 @@ _FIELDS = ("id", "text", "key", "title", "url", "updated", "kind", "page")
 _ASCII_WORD = re.compile(r"[a-z0-9]{2,}")
 _ASCII_DIGITS = re.compile(r"[0-9]+")
 _ASCII_ALNUM = re.compile(r"[a-z0-9]+")
-# What may stand, in an inert original lower-cased, between two ASCII runs of an occurrence:
-# anything but an ASCII letter or digit, or a reference's '&' and name.
-_BETWEEN_RUNS = rb"(?:[^a-z0-9]|&#?[a-z0-9]+;?)+"
-_PATTERNS: dict[tuple[str, ...], re.Pattern[bytes]] = {}
 
 
-def _runs_pattern(runs: list[str]) -> re.Pattern[bytes]:
-    """The ASCII runs of a normalised needle, in order, with what ``_BETWEEN_RUNS`` allows
-    between them: a pattern for an inert text ASCII lower-cased (a memo, bounded)."""
-    key = tuple(runs)
-    pattern = _PATTERNS.get(key)
-    if pattern is None:
-        if len(_PATTERNS) >= 256:
-            _PATTERNS.clear()
-        pattern = _PATTERNS[key] = re.compile(
-            _BETWEEN_RUNS.join(re.escape(r.encode()) for r in runs)
-        )
-    return pattern
+_ALNUM_BYTE = re.compile(rb"[a-z0-9]")
+
+
+def _may_hold(low: bytes, runs: list[bytes], k: int) -> bool:
+    """False only when an *inert* text, ASCII lower-cased as ``low``, surely cannot hold a
+    normalised needle whose runs of ASCII letters and digits are ``runs``.
+
+    In an inert text (``inert_text``) every ASCII letter or digit of the normalised text is
+    the same ASCII character of the original, lower-cased, with nothing removed between; and
+    what normalises to neither is anything but an ASCII letter or digit, or a reference (an
+    ``&`` and a name). So an occurrence's runs are runs of ``low`` in order, each after a gap
+    with no letter or digit outside a reference: where a gap has no ``&``, the next run starts
+    at the first letter or digit after it. Run ``k`` (the longest) is found, then its
+    neighbours checked outwards; a gap with an ``&`` ends the check (it may hold anything). No
+    pattern is compiled: a needle is new with every answer, and compiling costs far more.
+    """
+    start = low.find(runs[k])
+    while start >= 0:
+        if _runs_fit(low, runs, k, start):
+            return True
+        start = low.find(runs[k], start + 1)
+    return False
+
+
+def _runs_fit(low: bytes, runs: list[bytes], k: int, start: int) -> bool:
+    """Whether ``runs`` may stand around ``runs[k]`` found at ``start`` (see ``_may_hold``)."""
+    end = start + len(runs[k])
+    for run in runs[k + 1 :]:  # onwards: the next letter or digit starts the next run
+        found = _ALNUM_BYTE.search(low, end)
+        nxt = found.start() if found is not None else len(low)
+        if low.find(b"&", end, nxt) >= 0:
+            break
+        if nxt == end or not low.startswith(run, nxt):
+            return False
+        end = nxt + len(run)
+    for run in reversed(runs[:k]):  # backwards: the last one found before must end the gap
+        prev = low.rfind(run, 0, start)
+        if prev < 0:
+            return False
+        gap_start = prev + len(run)
+        if low.find(b"&", gap_start, start) >= 0:
+            break
+        if gap_start == start or _ALNUM_BYTE.search(low, gap_start, start) is not None:
+            return False
+        start = prev
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,8 +176,8 @@ class WorkingSet:
     _light: dict[str, str | None] = field(init=False, repr=False)
     _inert: dict[str, bool] = field(init=False, repr=False)
     _low: dict[str, bytes] = field(init=False, repr=False)
+    _joined: tuple[str, list[int]] | None = field(init=False, repr=False)
     _joined_low: bytes | None = field(init=False, repr=False)
-    _starts: list[int] = field(init=False, repr=False)
     _mixed: list[int] = field(init=False, repr=False)
 
     def __init__(self, sources: Iterable[Source]) -> None:
@@ -170,8 +200,8 @@ class WorkingSet:
         self._light = {}
         self._inert = {}
         self._low = {}
+        self._joined = None
         self._joined_low = None
-        self._starts = []
         self._mixed = []
 
     @classmethod
@@ -234,7 +264,12 @@ class WorkingSet:
     def _lowered(self, src: Source) -> bytes:
         low = self._low.get(src.id)
         if low is None:
-            low = self._low[src.id] = ascii_lowered(src.text)
+            if self._joined_low is not None and self._joined is not None:
+                start = self._joined[1][self._by_id[src.id]]  # a slice of the joined scan's
+                low = self._joined_low[start : start + len(src.text)]
+            else:
+                low = ascii_lowered(src.text)
+            self._low[src.id] = low
         return low
 
     def prime(self, source_ids: Iterable[str]) -> None:
@@ -297,11 +332,8 @@ class WorkingSet:
         searched. Without it (three sources or more), only sources whose text holds one run of
         the needle's ASCII letters and digits (``_holding``), and those not inert, are looked
         at; an inert one is then ruled out where it lacks the needle's runs in order
-        (``_runs_pattern``: in an inert text every ASCII letter or digit of the normalised text
-        is the same ASCII character of the original, lower-cased, in the same order with nothing
-        removed between, and what normalises to neither is anything but an ASCII letter or
-        digit, or a reference), else searched by windows (``locate``). A source not inert is
-        searched by its normalised text computed without the offset map where that is possible.
+        (``_may_hold``), else searched by windows (``locate``). A source not inert is searched
+        by its normalised text computed without the offset map where that is possible.
         """
         last = needles[-1]
         words = _ASCII_ALNUM.findall(last)
@@ -313,15 +345,17 @@ class WorkingSet:
                 positions = sorted(set.intersection(*postings))
         elif words and len(self.sources) > 2:
             digits = _ASCII_DIGITS.findall(last)
-            positions = sorted(self._holding(max(digits or words, key=len)).union(self._mixed))
-        pattern = _runs_pattern(words) if words else None
+            key = max(digits or words, key=len)
+            positions = sorted(self._holding(key, bool(digits)).union(self._mixed))
+        runs = [w.encode() for w in words]
+        longest = max(range(len(runs)), key=lambda i: len(runs[i])) if runs else 0
         for position in positions:
             src = self.sources[position]
             if src.id == exclude:
                 continue
             if src.id not in self._normalized:
                 if self._is_inert(src):
-                    if pattern is not None and pattern.search(self._lowered(src)) is None:
+                    if runs and not _may_hold(self._lowered(src), runs, longest):
                         continue
                     if any(self.locate(src.id, n) is not None for n in needles):
                         return src.id
@@ -335,42 +369,42 @@ class WorkingSet:
                 return src.id
         return None
 
-    def _holding(self, run: str) -> set[int]:
-        """Positions of the sources whose text, ASCII lower-cased, holds ``run`` (a run of ASCII
-        letters and digits): one ``bytes.find`` scan of all the texts joined.
+    def _holding(self, run: str, digits: bool) -> set[int]:
+        """Positions of the sources whose text holds ``run`` (a run of ASCII digits, as it is;
+        else of ASCII letters and digits, ASCII lower-cased): one scan of all the texts joined.
 
-        The first call also judges inert (listing those that are not in ``_mixed``), and ASCII
-        lower-cases, every source not done yet, together (the joined text is inert exactly when
-        each of them is: the separator joins nothing), so that an inert source without the run
-        is ruled out at the cost of a set lookup.
+        The first call also judges the sources inert together (the joined text is inert exactly
+        when each of them is: the separator joins nothing) and lists those that are not
+        (``_mixed``), so that an inert source without the run is ruled out at the cost of a set
+        lookup. Digits are found in the texts as they are: nothing is lower-cased for them.
         """
-        if self._joined_low is None:
-            todo = [s for s in self.sources if s.id not in self._low]
-            if todo:
-                texts = [s.text for s in todo]
-                together = "\x00".join(texts)
-                if any(s.id not in self._inert for s in todo) and inert_text(together):
-                    self._inert.update(dict.fromkeys((s.id for s in todo), True))
-                low, at = ascii_lowered(together), 0
-                for src, text in zip(todo, texts, strict=True):
-                    self._low[src.id] = low[at : at + len(text)]
-                    at += len(text) + 1
+        if self._joined is None:
+            texts = [s.text for s in self.sources]
+            starts = list(accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
+            self._joined = ("\x00".join(texts), starts)
             unknown = [s for s in self.sources if s.id not in self._inert]
-            if unknown and inert_text("\x00".join(s.text for s in unknown)):
+            if 8 * (len(self.sources) - len(unknown)) < len(self.sources):
+                together = self._joined[0]  # few known: judge them all, no second join
+            else:
+                together = "\x00".join(s.text for s in unknown)
+            if unknown and inert_text(together):
                 self._inert.update(dict.fromkeys((s.id for s in unknown), True))
             self._mixed = [p for p, s in enumerate(self.sources) if not self._is_inert(s)]
-            lows = [self._low[s.id] for s in self.sources]
-            self._starts = list(accumulate((len(x) + 1 for x in lows[:-1]), initial=0))
-            self._joined_low = b"\x00".join(lows)
-        hay, starts, key = self._joined_low, self._starts, run.encode()
+        joined, starts = self._joined
+        hay: str | bytes = joined
+        key: str | bytes = run
+        if not digits:
+            if self._joined_low is None:
+                self._joined_low = ascii_lowered(joined)
+            hay, key = self._joined_low, run.encode()
         found: set[int] = set()
-        p = hay.find(key)
+        p = hay.find(key)  # type: ignore[arg-type]
         while p >= 0:
             position = bisect_right(starts, p) - 1
             found.add(position)
             if position + 1 == len(starts):
                 break
-            p = hay.find(key, starts[position + 1])
+            p = hay.find(key, starts[position + 1])  # type: ignore[arg-type]
         return found
 
     def to_list(self) -> list[dict[str, Any]]:

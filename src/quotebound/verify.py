@@ -268,15 +268,16 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
             return Claim(claim.text, (), False, "unmarked_claim", msg)
         return Claim(claim.text, (), False, "no_citation", f"claim {n} cites no source")
     checked = [_check_citation(ws, n, c, policy) for c in claim.citations]
-    passing = [c for c in checked if c.evidence is not None]
-    if passing:
-        evidence = [c.evidence for c in passing if c.evidence is not None]
+    evidence = [c.evidence for c in checked if c.evidence is not None]
+    if evidence:
         gap = claim_gap(normalize(claim.text), evidence, ignore=ws.id_tokens)
         if gap is not None:
+            passing = [c for c in checked if c.evidence is not None]
+            message = _support_message(n, gap, passing)
             for c in passing:
-                c.fail(_SUPPORT_REASON[gap.kind], _support_message(n, gap, passing))
-    results = tuple(c.result() for c in checked)
-    if any(c.valid for c in results):
+                c.fail(_SUPPORT_REASON[gap.kind], message)
+    results = tuple([c.result() for c in checked])
+    if any([c.valid for c in results]):
         return Claim(claim.text, results, True)
     return Claim(
         claim.text, results, False, "no_valid_citation", f"claim {n} has no valid citation"
