@@ -281,6 +281,9 @@ def text_and_needle(draw: st.DrawFn, texts: st.SearchStrategy[str] = any_text) -
 @example(("EUR\u00a01,000 a EUR 1000", "eur 1000"))
 @example(("taxes &amp;lt; charges &amp; x", "taxes < charges"))
 @example(("ab &ampx cd", "&x cd"))
+# windows whose only change in length is whitespace runs (mapped by the runs, no offset map)
+@example(("retained.\n\nThe cap  is \u00a0 14\tdays here", "retained. the cap is 14 days"))
+@example(("a  b\u3000\u3000c d", "b c"))
 def test_locate_inert_equals_the_full_locate(case: tuple[str, str]) -> None:
     value, needle = case
     if not needle or not inert_text(value):

@@ -648,6 +648,7 @@ def locate_inert(text: str, low: bytes, needle: str) -> tuple[bool, tuple[int, i
     is normalises one for one: no reference, no whitespace run nor space at an edge, every
     character regular (folded, lower case included, to exactly one character). Its
     NormalizedText would have no unit: its text is the light one and its spans are offsets.
+    One whose only change in length is whitespace runs (``_squeezed``) maps by those runs.
     """
     runs = _WINDOW_RUN.findall(needle)
     if not runs:
@@ -666,6 +667,7 @@ def locate_inert(text: str, low: bytes, needle: str) -> tuple[bool, tuple[int, i
     k, size, la, n = needle.find(anchor), len(needle), len(anchor), len(text)
     before, after = k + 2, size - k - la + 2
     check_left, check_right = needle[0].isalnum(), needle[-1].isalnum()
+    spaced = needle[0] != " " and needle[-1] != " "
     for p in hits:
         margin_lo, margin_hi = before + 4, after + 4
         while True:
@@ -676,8 +678,11 @@ def locate_inert(text: str, low: bytes, needle: str) -> tuple[bool, tuple[int, i
             piece = text[c:d]
             light = None if "&" in piece else normalize_regular(piece)
             window: NormalizedText | None = None
+            squeezed = None
             if light is not None and len(light) == len(piece):
                 hay, q = light, p - c  # normalised one for one: no map needed (see above)
+            elif light is not None and spaced and (squeezed := _squeezed(piece, light)):
+                hay, q = light, _squeeze(squeezed, p - c)
             else:
                 window = NormalizedText(piece)
                 hay, q = window.text, window.normalized_at(p - c)  # type: ignore[assignment]
@@ -694,11 +699,44 @@ def locate_inert(text: str, low: bytes, needle: str) -> tuple[bool, tuple[int, i
                 break
             if (check_left and _cuts_left(hay, i)) or (check_right and _cuts_right(hay, i + size)):
                 break
-            span = (i, i + size) if window is None else window.span(i, i + size)
+            if window is not None:
+                span = window.span(i, i + size)
+            elif squeezed:
+                span = (_unsqueeze(squeezed, i), _unsqueeze(squeezed, i + size - 1) + 1)
+            else:
+                span = (i, i + size)
             if span is not None:
                 return True, (span[0] + c, span[1] + c)
             break
     return True, None
+
+
+_WHITESPACE_RUN = re.compile(r"\s{2,}")
+
+
+def _squeezed(piece: str, light: str) -> list[tuple[int, int]] | None:
+    """The whitespace runs of ``piece`` when they are all that its light normalisation
+    (``light``, no reference in ``piece``) changed in length, and no edge is whitespace: then
+    its NormalizedText's units are exactly those runs, each one space. Else None."""
+    if piece[0].isspace() or piece[-1].isspace():
+        return None
+    runs = [m.span() for m in _WHITESPACE_RUN.finditer(piece)]
+    return runs if sum(e - s - 1 for s, e in runs) == len(piece) - len(light) else None
+
+
+def _squeeze(runs: list[tuple[int, int]], at: int) -> int:
+    """Normalised offset of original offset ``at`` (outside every run)."""
+    return at - sum(e - s - 1 for s, e in runs if e <= at)
+
+
+def _unsqueeze(runs: list[tuple[int, int]], i: int) -> int:
+    """Original offset of normalised character ``i`` (not a run's space)."""
+    shift = 0
+    for s, e in runs:
+        if s - shift >= i:
+            break
+        shift += e - s - 1
+    return i + shift
 
 
 def _cuts_left(hay: str, i: int) -> bool:
