@@ -328,13 +328,10 @@ class NormalizedText:
         if i < 0:
             return None
         check_left, check_right = needle[0].isalnum(), needle[-1].isalnum()
-        size, end = len(needle), len(hay)
+        size = len(needle)
         while i >= 0:
-            j = i + size  # (a space on either side, the usual case, is a boundary: no call)
-            if (not check_left or i == 0 or hay[i - 1] == " " or not _cuts_left(hay, i)) and (
-                not check_right or j == end or hay[j] == " " or not _cuts_right(hay, j)
-            ):
-                span = self.span(i, j)
+            if on_word_bounds(hay, i, i + size, check_left, check_right):
+                span = self.span(i, i + size)
                 if span is not None:
                     return span
             i = hay.find(needle, i + 1)
@@ -575,33 +572,22 @@ def ascii_lowered(text: str) -> bytes:
 
 
 _WINDOW_RUN = re.compile(r"[a-z0-9]+")
-_REF_TAIL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789#;")
 _MAX_ANCHORS = 8
 
 
-def _cut_ok(text: str, c: int) -> bool:
-    """Whether normalising ``text[:c]`` and ``text[c:]`` apart gives, joined, exactly what
-    normalising ``text`` does, units and all: ``c`` is inside a run of ASCII letters and digits
-    (no whitespace run, cluster or mark can cross it) that no reference covers (every unit of a
-    reference, chains included, is an ``&`` followed by letters, digits, ``#`` and ``;``)."""
-    a, b = text[c - 1], text[c]
-    if not (a.isascii() and a.isalnum() and b.isascii() and b.isalnum()):
-        return False
-    j = c - 2
-    while j >= 0 and text[j] in _REF_TAIL:
-        j -= 1
-    return j < 0 or text[j] != "&"
-
-
-# ``_cut_ok`` read off ``ascii_lowered(text)`` (same offsets; upper case lowered, every
-# non-ASCII character a '?'), as byte values: ASCII letters and digits, and a reference's tail.
+# ASCII letters and digits, and a reference's tail, as byte values of ``ascii_lowered`` text
+# (same offsets as the text; upper case lowered, every non-ASCII character a '?').
 _LOW_ALNUM = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789")
 _LOW_REF_TAIL = _LOW_ALNUM | frozenset(b"#;")
 _AMPERSAND = ord("&")
 
 
-def _low_cut_ok(low: bytes, c: int) -> bool:
-    """``_cut_ok(text, c)``, where ``low`` is ``ascii_lowered(text)``."""
+def _cut_ok(low: bytes, c: int) -> bool:
+    """Whether normalising ``text[:c]`` and ``text[c:]`` apart gives, joined, exactly what
+    normalising ``text`` does, units and all (``low`` is ``ascii_lowered(text)``): ``c`` is
+    inside a run of ASCII letters and digits (no whitespace run, cluster or mark can cross it)
+    that no reference covers (every unit of a reference, chains included, is an ``&`` followed
+    by letters, digits, ``#`` and ``;``)."""
     if low[c - 1] not in _LOW_ALNUM or low[c] not in _LOW_ALNUM:
         return False
     j = c - 2
@@ -613,21 +599,17 @@ def _low_cut_ok(low: bytes, c: int) -> bool:
 def _cut_before(low: bytes, c: int) -> int:
     """The last place at or before ``c`` where ``_cut_ok`` holds (else 0)."""
     c = min(c, len(low) - 1)
-    while c > 0:
-        if low[c - 1] in _LOW_ALNUM and low[c] in _LOW_ALNUM and _low_cut_ok(low, c):
-            return c
+    while c > 0 and not _cut_ok(low, c):
         c -= 1
-    return 0
+    return max(c, 0)
 
 
 def _cut_after(low: bytes, d: int) -> int:
     """The first place at or after ``d`` where ``_cut_ok`` holds (else the end)."""
     size, d = len(low), max(d, 1)
-    while d < size:
-        if low[d - 1] in _LOW_ALNUM and low[d] in _LOW_ALNUM and _low_cut_ok(low, d):
-            return d
+    while d < size and not _cut_ok(low, d):
         d += 1
-    return size
+    return min(d, size)
 
 
 def locate_inert(text: str, low: bytes, needle: str) -> tuple[bool, tuple[int, int] | None]:
@@ -697,7 +679,7 @@ def locate_inert(text: str, low: bytes, needle: str) -> tuple[bool, tuple[int, i
             i = q - k
             if i < 0 or not hay.startswith(needle, i):
                 break
-            if (check_left and _cuts_left(hay, i)) or (check_right and _cuts_right(hay, i + size)):
+            if not on_word_bounds(hay, i, i + size, check_left, check_right):
                 break
             if window is not None:
                 span = window.span(i, i + size)
@@ -764,6 +746,14 @@ def _cuts_right(hay: str, j: int) -> bool:
     return (after in ".," and hay[j + 1].isdigit()) or (after in "-_" and hay[j + 1].isalnum())
 
 
+def on_word_bounds(hay: str, i: int, j: int, check_left: bool, check_right: bool) -> bool:
+    """Whether ``hay[i:j]`` starts and ends on word boundaries, on the sides to check (those
+    where the needle has a letter or digit); a space next to it, the usual case, is one."""
+    return (not check_left or i == 0 or hay[i - 1] == " " or not _cuts_left(hay, i)) and (
+        not check_right or j == len(hay) or hay[j] == " " or not _cuts_right(hay, j)
+    )
+
+
 def find_words(hay: str, needle: str) -> Iterator[int]:
     """Start offsets of ``needle`` in ``hay`` that begin and end on word boundaries.
 
@@ -772,23 +762,29 @@ def find_words(hay: str, needle: str) -> Iterator[int]:
     """
     if not needle:
         return
-    check_left = needle[0].isalnum()
-    check_right = needle[-1].isalnum()
+    check_left, check_right = needle[0].isalnum(), needle[-1].isalnum()
     size = len(needle)
     i = hay.find(needle)
     while i >= 0:
-        if not (check_left and _cuts_left(hay, i)) and not (
-            check_right and _cuts_right(hay, i + size)
-        ):
+        if on_word_bounds(hay, i, i + size, check_left, check_right):
             yield i
         i = hay.find(needle, i + 1)
 
 
 def contains_words(hay: str, needle: str) -> bool:
-    """Whether ``needle`` occurs in ``hay`` on word boundaries (both already normalised)."""
+    """Whether ``needle`` occurs in ``hay`` on word boundaries (both already normalised).
+
+    ``find_words`` written out, with no generator: it is on the verifier's hot path."""
     i = hay.find(needle) if needle else -1
     if i < 0:
         return False
+    check_left, check_right = needle[0].isalnum(), needle[-1].isalnum()
+    size = len(needle)
+    while i >= 0:
+        if on_word_bounds(hay, i, i + size, check_left, check_right):
+            return True
+        i = hay.find(needle, i + 1)
+    return False
     check_left, check_right = needle[0].isalnum(), needle[-1].isalnum()
     size = len(needle)
     while i >= 0:

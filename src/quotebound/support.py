@@ -33,9 +33,6 @@ _MONTHS = re.compile(
     r"\b(?:january|february|april|june|july|august|september|october|november|december)\b"
 )
 _DIGITS = frozenset("0123456789")
-# Characters that, before or after a token, are surely a word boundary (``contains_words``)
-_OPENS = frozenset(" ([{\"'/")
-_CLOSES = frozenset(" )]}\"'/;:!?%")
 
 
 def _value(number: str) -> str:
@@ -169,12 +166,8 @@ def claim_gap(
     ):
         return missing_facts(ClaimFacts.of(normalized_claim, ignore), evidence)
     if '"' not in normalized_claim:
-        return None
-    quoted = tuple(
-        q for q in quoted_phrases(normalized_claim)
-        if not any(contains_words(e.text, q) for e in evidence)
-    )  # fmt: skip
-    return Missing("quoted_text", quoted) if quoted else None
+        return None  # (no quoted words either)
+    return missing_facts(ClaimFacts((), (), tuple(quoted_phrases(normalized_claim))), evidence)
 
 
 def _tokens(text: str) -> list[str]:
@@ -206,16 +199,7 @@ def _held_as_written(text: str, held: list[str]) -> bool:
             )
         ):
             return False  # a number with a unit, or a list or range: its facts differ
-        for hay in held:
-            i = hay.find(token)
-            if i < 0:
-                continue
-            j = i + len(token)  # the usual case first, without a call: spaces, brackets around
-            if (i == 0 or hay[i - 1] in _OPENS) and (j == len(hay) or hay[j] in _CLOSES):
-                break
-            if contains_words(hay, token):
-                break
-        else:
+        if not any(contains_words(hay, token) for hay in held):
             return False
     return True
 
