@@ -19,10 +19,9 @@ import pytest
 
 import quotebound.store.sqlite as sqlite_store
 from corpuskit import make_doc
-from quotebound.corpus import Chunk, LoadedDocument
 from quotebound.store import Hit, open_store
 from quotebound.store.sql import HIT_COLUMNS, hit_from_row, visible
-from quotebound.store.sqlite import SQLiteStore, _can_reach, _varints, fts_query
+from quotebound.store.sqlite import SQLiteStore, _can_reach, _length, fts_query
 
 SEED = 20260301
 CORPORA = ("handbook", "finance")
@@ -66,14 +65,11 @@ def _paragraph(rng: random.Random) -> str:
     return " ".join(words) + "."
 
 
-def _doc(name: str, paragraphs: list[str]) -> tuple[LoadedDocument, list[Chunk]]:
-    return make_doc(name, *paragraphs)
-
-
 def _fill(store: SQLiteStore, rng: random.Random, docs: int, paragraphs: int) -> None:
     """Ingest ``docs`` documents ``a0.txt``... of ``paragraphs`` random paragraphs each."""
     for n in range(docs):
-        store.ingest("handbook", *_doc(f"a{n}.txt", [_paragraph(rng) for _ in range(paragraphs)]))
+        paras = [_paragraph(rng) for _ in range(paragraphs)]
+        store.ingest("handbook", *make_doc(f"a{n}.txt", *paras))
 
 
 def _assert_exact(store: SQLiteStore, count: int, seed: int) -> None:
@@ -95,10 +91,10 @@ def corpus_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SQLiteSto
             if n % 40 == 0:
                 paragraphs.append(shared)
             acl = (rng.choice(GROUPS),) if rng.random() < 0.25 else ()
-            doc, chunks = _doc(f"doc{n:03d}.txt", paragraphs)
+            doc, chunks = make_doc(f"doc{n:03d}.txt", *paragraphs)
             store.ingest(CORPORA[n % 2], doc, chunks, acl=acl)
         for n in range(0, 240, 17):  # a new version of some: the old one must not be found
-            doc, chunks = _doc(f"doc{n:03d}.txt", [_paragraph(rng) for _ in range(4)])
+            doc, chunks = make_doc(f"doc{n:03d}.txt", *(_paragraph(rng) for _ in range(4)))
             store.ingest(CORPORA[n % 2], doc, chunks)
         for n in range(5, 240, 23):
             store.delete(f"{CORPORA[n % 2]}:doc{n:03d}.txt")
@@ -154,8 +150,7 @@ def test_pruning_runs_and_never_returns_hidden_chunks(corpus_store: SQLiteStore)
     assert bounds == sorted(bounds, reverse=True) and counts == sorted(counts)
     found = ranker._threshold(rare, counts)
     assert found is not None
-    theta, size, cap, kept = found
-    assert cap >= 0
+    theta, size, _, kept = found
     assert theta > 0 and 0 < size < len(rare) and kept
     assert isinstance(_can_reach([f'"{t}"' for t in rare], bounds, theta), str)
     # The threshold step's bounds are lower bounds of the full scores it stands for.
@@ -239,17 +234,19 @@ def test_counts_kept_for_an_index_version_only(tmp_path: Path) -> None:
     path = tmp_path / "grow.db"
     query = f"{COMMON[0]} {MIDDLE[1]} {RARE[2]} {RARE[3]}"
     with open_store(f"sqlite:///{path}") as store, open_store(f"sqlite:///{path}") as writer:
-        assert isinstance(store, SQLiteStore)
-        for n in range(6):
-            doc, chunks = _doc(f"a{n}.txt", [_paragraph(rng) for _ in range(5)])
-            writer.ingest("handbook", doc, chunks)
+        assert isinstance(store, SQLiteStore) and isinstance(writer, SQLiteStore)
+        _fill(writer, rng, 6, 5)
         for round_ in range(3):
             assert store.search(query, limit=5) == reference(store, query, None, (), 5)
-            assert store._known
+            for term, (_, count, _) in store._known.items():  # the counts of this index state
+                match = store._conn.execute(
+                    "SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?", (f'"{term}"',)
+                )
+                assert count == match.fetchone()[0], term
+            assert set(store._known) == set(query.split())
             paragraphs = [f"{RARE[2]} {RARE[3]} " * (round_ + 1) + _paragraph(rng)]
             paragraphs += [_paragraph(rng) for _ in range(20)]
-            doc, chunks = _doc(f"b{round_}.txt", paragraphs)
-            writer.ingest("handbook", doc, chunks)
+            writer.ingest("handbook", *make_doc(f"b{round_}.txt", *paragraphs))
         hits = store.search(query, limit=5)
         assert hits == reference(store, query, None, (), 5)
         assert hits[0].key == "handbook:b2.txt"
@@ -267,7 +264,7 @@ def _index_sizes(conn: sqlite3.Connection) -> dict[tuple[str, int], int]:
     )
     tf = collections.Counter(conn.execute("SELECT term, doc FROM temp.qb_test_at").fetchall())
     sizes = conn.execute("SELECT id, sz FROM chunk_fts_docsize").fetchall()
-    length = {int(i): sum(_varints(bytes(sz))) for i, sz in sizes}
+    length = {int(i): _length(sz) for i, sz in sizes}
     want: dict[tuple[str, int], int] = {}
     for (term, doc), n in tf.items():
         want[(term, n)] = min(want.get((term, n), 1 << 62), length[doc])
@@ -299,7 +296,7 @@ def test_sizes_equal_what_the_index_holds(corpus_store: SQLiteStore, tmp_path: P
     assert covered == last
     with open_store(f"sqlite:///{tmp_path / 'tricky.db'}") as store:
         assert isinstance(store, SQLiteStore)
-        store.ingest("handbook", *_doc("tricky.txt", list(TRICKY)))
+        store.ingest("handbook", *make_doc("tricky.txt", *TRICKY))
         assert _table_sizes(store._conn) == _index_sizes(store._conn)
         for query in ("staff approval", "café ete records", "manager file 2025"):
             assert store.search(query, limit=5) == reference(store, query, None, (), 5)
@@ -329,7 +326,7 @@ def test_sizes_follow_other_writers_and_new_versions(tmp_path: Path) -> None:
         for n in range(30):
             writer = one if n % 3 else two
             paragraphs = [_paragraph(rng) for _ in range(rng.randint(1, 5))] + [shared]
-            writer.ingest(CORPORA[n % 2], *_doc(f"d{n % 12}.txt", paragraphs))
+            writer.ingest(CORPORA[n % 2], *make_doc(f"d{n % 12}.txt", *paragraphs))
             if n % 5 == 0:
                 for store in (one, two):
                     text, corpora, groups = _queries(1, SEED + n)[0]
@@ -362,14 +359,16 @@ def test_chunks_stored_without_sizes_are_caught_up(tmp_path: Path) -> None:
         assert covered < last == cid
         query = f"{RARE[7]} {COMMON[0]} {MIDDLE[2]}"
         assert store.search(query, limit=5) == reference(store, query, None, (), 5)
-        store.ingest("handbook", *_doc("b.txt", [_paragraph(rng)]))
+        store.ingest("handbook", *make_doc("b.txt", _paragraph(rng)))
         covered, last = _covered(store._conn)
         assert covered == last
         assert _table_sizes(store._conn) == _index_sizes(store._conn)
         assert store.search(query, limit=5) == reference(store, query, None, (), 5)
 
 
-def test_sizes_are_filled_in_for_a_store_from_before_them(tmp_path: Path) -> None:
+def test_sizes_are_filled_in_for_a_store_from_before_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A store with chunks, opened by a version that keeps statistics for the first time
     # (migration 0004 not applied yet): they are computed on open, for every chunk.
     rng = random.Random(SEED + 17)
@@ -381,17 +380,13 @@ def test_sizes_are_filled_in_for_a_store_from_before_them(tmp_path: Path) -> Non
     conn.execute("DROP TABLE fts_term_sizes_state")
     conn.execute("DELETE FROM qb_migrations WHERE name = '0004_term_sizes'")
     conn.close()
-    monkey = pytest.MonkeyPatch()
-    monkey.setattr(sqlite_store, "_COVER_BATCH", 7)  # several transactions
-    try:
-        with open_store(f"sqlite:///{path}") as store:
-            assert isinstance(store, SQLiteStore)
-            covered, last = _covered(store._conn)
-            assert covered == last and last is not None
-            assert _table_sizes(store._conn) == _index_sizes(store._conn)
-            _assert_exact(store, 20, SEED + 19)
-    finally:
-        monkey.undo()
+    monkeypatch.setattr(sqlite_store, "_COVER_BATCH", 7)  # several transactions
+    with open_store(f"sqlite:///{path}") as store:
+        assert isinstance(store, SQLiteStore)
+        covered, last = _covered(store._conn)
+        assert covered == last and last is not None
+        assert _table_sizes(store._conn) == _index_sizes(store._conn)
+        _assert_exact(store, 20, SEED + 19)
 
 
 def test_given_up_sizes_leave_search_exact(tmp_path: Path) -> None:
@@ -402,9 +397,20 @@ def test_given_up_sizes_leave_search_exact(tmp_path: Path) -> None:
         assert isinstance(store, SQLiteStore)
         _fill(store, rng, 6, 5)
         store._conn.execute("UPDATE fts_term_sizes_state SET covered = -1")
-        store.ingest("handbook", *_doc("b.txt", [_paragraph(rng)]))
+        store.ingest("handbook", *make_doc("b.txt", _paragraph(rng)))
         assert _covered(store._conn)[0] == -1
         _assert_exact(store, 20, SEED + 29)
+    # the rebuild docs/corpus.md gives: reset, then one open catches every chunk up
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.executescript(
+        "UPDATE fts_term_sizes_state SET covered = 0; DELETE FROM fts_term_sizes"
+    )
+    conn.close()
+    with open_store(f"sqlite:///{path}") as store:
+        assert isinstance(store, SQLiteStore)
+        covered, last = _covered(store._conn)
+        assert covered == last
+        assert _table_sizes(store._conn) == _index_sizes(store._conn)
 
 
 def test_a_chunk_cut_otherwise_than_fts5_is_tokenized_by_fts5(
@@ -450,20 +456,20 @@ def test_a_store_that_cannot_be_written_opens_and_searches_exactly(
         _assert_exact(store, 20, SEED + 41)
 
 
-def test_a_writer_holding_the_lock_does_not_stop_an_open(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Another writer's long transaction: the catch-up gives up after the busy timeout, the
-    # store opens and searches exactly; the next open, with the lock free, catches up.
+def test_a_writer_holding_the_lock_does_not_stop_an_open(tmp_path: Path) -> None:
+    # Another writer's long transaction: the catch-up gives up at once (an open does not
+    # wait on a writer), the store opens with its usual busy timeout and searches exactly;
+    # the next open, with the lock free, catches up.
     path = tmp_path / "busy.db"
     _lagging_store(path, SEED + 43)
-    monkeypatch.setattr(sqlite_store, "BUSY_TIMEOUT_S", 0.2)
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
         with open_store(f"sqlite:///{path}") as store:
             assert isinstance(store, SQLiteStore)
             assert _covered(store._conn)[0] == 0
+            timeout = store._conn.execute("PRAGMA busy_timeout").fetchone()[0]
+            assert timeout == int(sqlite_store.BUSY_TIMEOUT_S * 1000)
             _assert_exact(store, 10, SEED + 47)
     finally:
         holder.execute("ROLLBACK")

@@ -40,6 +40,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 from ..errors import StoreError
 from .base import Hit
@@ -117,6 +118,17 @@ def _varints(data: bytes) -> list[int]:
 _Known = tuple[tuple[bytes, int, bool], int, tuple[tuple[int, int], ...] | None]
 
 
+def _length(docsize: bytes) -> int:
+    """A chunk's token count, from its ``chunk_fts_docsize`` record (one count per column)."""
+    return sum(_varints(bytes(docsize)))
+
+
+def _idf(n_rows: int, n: int) -> float:
+    """bm25's idf of a word in ``n`` of ``n_rows`` rows, floored as FTS5 floors it."""
+    idf = math.log((n_rows - n + 0.5) / (n + 0.5))
+    return idf if idf > 0 else 1e-6
+
+
 def _bound(idf: float, stats: tuple[tuple[int, int], ...] | None, avgdl: float) -> float:
     """More than a word adds to any row's bm25: ``idf * (k1 + 1)`` without statistics; with
     them (each count ``tf`` the word has in some chunk, with the fewest tokens such a chunk
@@ -186,14 +198,14 @@ class _Ranker:
         if cap > 0:
             exprs.insert(0, f"({_any(rare[:size])})")
             caps.insert(0, min(cap * (1 + _SLACK) + _SLACK, sum(bounds[:size])))
-        candidates = _can_reach(exprs, caps, theta) if exprs else None
+        candidates = _can_reach(exprs, caps, theta)
         if isinstance(candidates, str) and candidates.count('"') > 2 * _MAX_PHRASES:
             # A row that has none of the first ``needed`` terms has the rest's bounds at most.
             needed = next(i for i in range(len(exprs)) if sum(caps[i + 1 :]) < theta) + 1
             candidates = " OR ".join(exprs[:needed]) if needed < len(exprs) else True
         if candidates is True:
             return self._best(None, None)
-        return self._best(candidates or None, kept)
+        return self._best(candidates, kept)
 
     def _bounded(self) -> tuple[list[str], list[float], list[int]] | None:
         """The distinct words, rarest first, with each one's bound on what it adds to a score
@@ -236,8 +248,7 @@ class _Ranker:
         for n, _, _, stats in counted:
             if n > n_rows:
                 return None  # the counts do not fit the totals: score everything instead
-            idf = math.log((n_rows - n + 0.5) / (n + 0.5))
-            bounds.append(_bound(idf if idf > 0 else 1e-6, stats if n else (), self.avgdl))
+            bounds.append(_bound(_idf(n_rows, n), stats if n else (), self.avgdl))
         return [c[2] for c in counted], bounds, [c[0] for c in counted]
 
     def _threshold(
@@ -260,13 +271,7 @@ class _Ranker:
             )
             rows = cur.fetchall()
             partial = {int(cid): -float(score) for cid, score in rows}
-            cur.execute(
-                "SELECT o.chunk_id FROM occurrences o "
-                "CROSS JOIN documents d ON d.id = o.document_id "
-                f"WHERE o.chunk_id IN (SELECT value FROM json_each(?)) AND {self.where}",
-                (json.dumps(list(partial)), *self.params),
-            )
-            seen = collections.Counter(int(r[0]) for r in cur.fetchall())
+            seen = collections.Counter(int(r[0]) for r in self._visible("o.chunk_id", partial))
             if seen.total() < k:
                 continue
             least = self._least(rare, counts, size, list(seen), partial)
@@ -295,15 +300,14 @@ class _Ranker:
             (json.dumps(ids),),
         )
         norm = {
-            int(cid): BM25_K1 * (1 - BM25_B + BM25_B * sum(_varints(bytes(sz))) / self.avgdl)
+            int(cid): BM25_K1 * (1 - BM25_B + BM25_B * _length(sz) / self.avgdl)
             for cid, sz in cur.fetchall()
             if sz
         }
         group = _any(rare[:size])
         among = json.dumps(list(norm))
         for term, n in zip(rare[size:], counts[size:], strict=True):
-            idf = math.log((self.n_rows - n + 0.5) / (n + 0.5))
-            idf = idf if idf > 0 else 1e-6
+            idf = _idf(self.n_rows, n)
             cur.execute(
                 "SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? "
                 "AND +rowid IN (SELECT value FROM json_each(?))",
@@ -313,6 +317,16 @@ class _Ranker:
                 least[cid] += idf * (BM25_K1 + 1) / (1 + norm[cid]) * (1 - _SLACK)
         return least
 
+    def _visible(self, columns: str, chunk_ids: Iterable[int]) -> list[tuple[Any, ...]]:
+        """``columns`` of the occurrences of these chunks that the caller may read."""
+        self.cur.execute(
+            f"SELECT {columns} FROM occurrences o CROSS JOIN documents d ON d.id = o.document_id "
+            f"WHERE o.chunk_id IN (SELECT value FROM json_each(?)) AND {self.where}",
+            (json.dumps(list(chunk_ids)), *self.params),
+        )
+        rows: list[tuple[Any, ...]] = self.cur.fetchall()
+        return rows
+
     def _best(self, within: str | None, kept: list[int] | None) -> list[_Ranked]:
         """The best ``limit`` visible occurrences by the bm25 of the full query among every
         matching row, or (``kept`` given) among the rows in ``kept`` or matching ``within``."""
@@ -321,10 +335,10 @@ class _Ranker:
         restrict = ""
         if kept is not None:
             among = "SELECT value FROM json_each(?)"
-            args += (json.dumps(kept),)
             if within:
                 among = f"SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? UNION {among}"
-                args = (self.full, within, json.dumps(kept))
+                args += (within,)
+            args += (json.dumps(kept),)
             restrict = f" AND +rowid IN ({among})"
         scored = (
             "SELECT rowid AS cid, bm25(chunk_fts) AS score FROM chunk_fts "
@@ -334,13 +348,8 @@ class _Ranker:
         cur.execute(f"{scored} ORDER BY score, cid LIMIT ?", (*args, fetch))
         rows = cur.fetchall()
         scores = {int(cid): float(score) for cid, score in rows}
-        cur.execute(
-            "SELECT o.id, o.chunk_id, d.key, o.ordinal FROM occurrences o "
-            "CROSS JOIN documents d ON d.id = o.document_id "
-            f"WHERE o.chunk_id IN (SELECT value FROM json_each(?)) AND {self.where}",
-            (json.dumps(list(scores)), *self.params),
-        )
-        found = sorted(_Ranked(scores[cid], key, ordinal, oid) for oid, cid, key, ordinal in cur)
+        visible = self._visible("o.id, o.chunk_id, d.key, o.ordinal", scores)
+        found = sorted(_Ranked(scores[c], key, ordinal, oid) for oid, c, key, ordinal in visible)
         # Exact if every matching row was fetched, or if the k-th visible one is strictly
         # better than the last fetched (so better than every row not fetched).
         if len(rows) < fetch or (len(found) >= k and found[k - 1].score < rows[-1][1]):
@@ -358,7 +367,7 @@ class _Ranker:
 
 def _can_reach(
     terms: list[str], bounds: list[float], theta: float, at: int = 0, depth: int = 0
-) -> str | bool | None:
+) -> str | Literal[True] | None:
     """An FTS5 query for the rows whose terms (FTS5 expressions) among ``terms[at:]`` can add
     up to ``theta``: True for every row, None for none. Each row it leaves out scores below
     ``theta``."""
@@ -458,7 +467,7 @@ class _TermSizes:
             "SELECT id, sz FROM chunk_fts_docsize WHERE id >= ? AND id <= ?",
             (chunks[0][0], chunks[-1][0]),
         )
-        lengths = {int(i): sum(_varints(bytes(sz))) for i, sz in cur.fetchall() if sz}
+        lengths = {int(i): _length(sz) for i, sz in cur.fetchall() if sz}
         self._forget(100 * len(chunks))
         known, split = self.pieces, self.split
         unknown = itertools.repeat(_UNKNOWN)
@@ -487,7 +496,7 @@ class _TermSizes:
                     tokens += times * len(split[piece])
                     for term in split[piece]:
                         counts[term] += times
-            if tokens != length or _UNKNOWN in counts:
+            if tokens != length:
                 # Cut other than FTS5 cuts it (never seen): FTS5 tokenizes the whole text.
                 self.tokenize(cur, [text])
                 whole = known.pop(text)
@@ -565,32 +574,37 @@ class SQLiteStore(SQLStore):
         """Bring the size statistics up to the last chunk: chunks stored before they existed
         (a store from before migration 0004), or by a writer that kept none. In transactions
         of ``_COVER_BATCH`` chunks, so other writers get their turn. Where the store cannot be
-        written now (a read-only file, another writer holding the lock past the busy timeout, a
-        full disk), it stays behind: searches then bound words without the statistics, with
-        the same results, and the next open or ingest catches up."""
-        while True:
-            row = self._conn.execute(
-                "SELECT covered, (SELECT max(id) FROM chunk_texts) FROM fts_term_sizes_state"
-            ).fetchone()
-            if row is None or row[1] is None or not 0 <= row[0] < row[1]:
-                return
-            try:
+        written now (a read-only file, another writer holding the lock: no waiting here, a full
+        disk), it stays behind: searches then bound words without the statistics, with the
+        same results, and the next open or ingest catches up."""
+        row = self._conn.execute(
+            "SELECT covered, (SELECT max(id) FROM chunk_texts) FROM fts_term_sizes_state"
+        ).fetchone()
+        if row is None or row[1] is None or not 0 <= row[0] < row[1]:
+            return  # (read without a lock: opening a covered store writes nothing)
+        self._conn.execute("PRAGMA busy_timeout = 0")  # an open never waits on a writer
+        try:
+            more = True
+            while more:
                 with self._tx() as cur:
-                    self._cover_in(cur, upto=int(row[0]) + _COVER_BATCH)
-            except StoreError:
-                return
+                    more = self._cover_in(cur, batch=_COVER_BATCH)
+        except StoreError:
+            return
+        finally:
+            self._conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
 
     def _cover_in(
-        self, cur: Cursor, upto: int | None = None, added: Sequence[tuple[int, str]] = ()
-    ) -> None:
-        """In a write transaction: add to the statistics the chunks after ``covered`` (up to
-        ``upto``), read from the store or, for ``added``, as given, and move ``covered``."""
+        self, cur: Cursor, batch: int | None = None, added: Sequence[tuple[int, str]] = ()
+    ) -> bool:
+        """In a write transaction: add to the statistics the chunks after ``covered`` (at most
+        ``batch`` of them), read from the store or, for ``added``, as given, and move
+        ``covered``. Whether chunks are left after it."""
         cur.execute("SELECT covered, (SELECT max(id) FROM chunk_texts) FROM fts_term_sizes_state")
         row = cur.fetchone()
         if row is None or row[1] is None or not 0 <= row[0] < row[1]:
-            return  # no chunks, all covered, or statistics given up (covered < 0)
+            return False  # no chunks, all covered, or statistics given up (covered < 0)
         covered, last = row
-        end = int(last) if upto is None else min(int(last), upto)
+        end = int(last) if batch is None else min(int(last), int(covered) + batch)
         given = {chunk_id: text for chunk_id, text in added}
         first = min(given, default=end + 1)
         reader = self._conn.cursor()
@@ -605,6 +619,7 @@ class SQLiteStore(SQLStore):
             reader.close()
         self._sizes.flush(cur)
         cur.execute("UPDATE fts_term_sizes_state SET covered = ?", (end if ok else -1,))
+        return ok and end < int(last)
 
     def _chunks_added(self, cur: Cursor, added: list[tuple[int, str]]) -> None:
         self._cover_in(cur, added=added)
@@ -625,13 +640,15 @@ class SQLiteStore(SQLStore):
     def _ranked(
         self, terms: list[str], where: str, params: list[object], limit: int
     ) -> list[Hit]:
-        cur = self._conn.cursor()
-        try:
-            tokens = self._sizes.terms_of(cur, terms)  # temporary table only: no lock taken
-        except sqlite3.Error as exc:
-            raise StoreError(f"store read failed ({self.path}): {exc}") from exc
-        finally:
-            cur.close()
+        tokens = None
+        if 1 < len(terms) <= _MAX_BOUNDED_WORDS:  # else no bounds, no statistics (_bounded)
+            cur = self._conn.cursor()
+            try:
+                tokens = self._sizes.terms_of(cur, terms)  # temporary table only: no lock
+            except sqlite3.Error as exc:
+                raise StoreError(f"store read failed ({self.path}): {exc}") from exc
+            finally:
+                cur.close()
         with self._read() as cur:
             ranked = _Ranker(cur, terms, where, params, limit, self._known, tokens).top()
             if not ranked:
