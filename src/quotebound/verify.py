@@ -254,10 +254,7 @@ def _verdict(ws: WorkingSet, parsed: Parsed, policy: Policy) -> Verdict:
         return Verdict("abstained", answerable=False, **common)  # type: ignore[arg-type]
     ws.prime(c.source_id for claim in parsed.claims for c in claim.citations if c.source_id)
     claims = tuple(_check_claim(ws, n, c, policy) for n, c in enumerate(parsed.claims, 1))
-    kept = sum(c.kept for c in claims)
-    status: Status = (
-        "grounded" if claims and kept == len(claims) else "partial" if kept else "ungrounded"
-    )
+    status = verdict_status(claims)
     return Verdict(status, claims=claims, answerable=True, **common)  # type: ignore[arg-type]
 
 
@@ -277,11 +274,22 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
             for c in passing:
                 c.fail(_SUPPORT_REASON[gap.kind], message)
     results = tuple([c.result() for c in checked])
-    if any([c.valid for c in results]):
-        return Claim(claim.text, results, True)
-    return Claim(
-        claim.text, results, False, "no_valid_citation", f"claim {n} has no valid citation"
-    )
+    return settled_claim(n, claim.text, results)
+
+
+def verdict_status(claims: tuple[Claim, ...]) -> Status:
+    """The status that checked ``claims`` give a verdict: ``grounded`` when every claim was
+    kept, ``partial`` when some were, ``ungrounded`` when none was (or there is none)."""
+    kept = sum(c.kept for c in claims)
+    return "grounded" if claims and kept == len(claims) else "partial" if kept else "ungrounded"
+
+
+def settled_claim(n: int, text: str, citations: tuple[Citation, ...]) -> Claim:
+    """The ``n``-th claim with its checked ``citations``: kept when one of them is valid, else
+    dropped as ``no_valid_citation``."""
+    if any(c.valid for c in citations):
+        return Claim(text, citations, True)
+    return Claim(text, citations, False, "no_valid_citation", f"claim {n} has no valid citation")
 
 
 def _support_message(n: int, gap: Missing, passing: list[_Checked]) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..sources import WorkingSet
-from ..verify import Citation, Claim, Status, Verdict
+from ..verify import Citation, Claim, Verdict, settled_claim, verdict_status
 from .base import Backend, Judgement
 
 JOINT_DETAIL = "judged on the claim's quotes together"
@@ -41,15 +41,12 @@ def check_entailment(verdict: Verdict, ws: WorkingSet, backend: Backend) -> Verd
                 pairs.append((claim.text, _evidence_text(cit, ws)))
                 where.append((i, j))
     judged = dict(zip(where, _judge(backend, pairs), strict=True))
-    claims = []
+    settled: list[Claim] = []
     for i, claim in enumerate(verdict.claims):
         mine = {j: judged[(i, j)] for j in range(len(claim.citations)) if (i, j) in judged}
-        claims.append(_claim(i + 1, claim, mine, ws, backend))
-    kept = sum(c.kept for c in claims)
-    status: Status = (
-        "grounded" if kept == len(claims) else "partial" if kept else "ungrounded"
-    )
-    return replace(verdict, status=status, claims=tuple(claims),
+        settled.append(_claim(i + 1, claim, mine, ws, backend))
+    claims = tuple(settled)
+    return replace(verdict, status=verdict_status(claims), claims=claims,
                    tiers=(*verdict.tiers, tier_name(backend)))  # fmt: skip
 
 
@@ -93,10 +90,7 @@ def _claim(
         _citation(n, cit, judged[k]) if k in judged else cit
         for k, cit in enumerate(claim.citations)
     )
-    if any(c.valid for c in citations):
-        return replace(claim, citations=citations, kept=True, reason=None, message=None)
-    return replace(claim, citations=citations, kept=False, reason="no_valid_citation",
-                   message=f"claim {n} has no valid citation")  # fmt: skip
+    return settled_claim(n, claim.text, citations)
 
 
 def _citation(n: int, cit: Citation, judgement: Judgement) -> Citation:
