@@ -88,6 +88,20 @@ def test_ask_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert rc == 2 and "Invalid value for '--provider'" in err
 
 
+@pytest.mark.usefixtures("corpus")
+def test_the_extractive_provider_cannot_judge(capsys: pytest.CaptureFixture[str]) -> None:
+    """A judge on the extractive provider is refused before anything runs (exit 2, one line),
+    not an answer whose every citation failed with entailment_error."""
+    args = ["ask", "How many weeks of parental leave in Germany?", *EXTRACTIVE]
+    rc, out, err = run([*args, "--entailment", "judge"], capsys)
+    assert rc == 2 and out == ""
+    assert err.count("\n") == 1 and "the extractive provider cannot judge" in err
+    rc, out, _ = run([*args, "--entailment", "judge", "--json"], capsys)
+    assert rc == 2 and json.loads(out)["error"]["code"] == "entailment_setup"
+    rc, out, _ = run(["eval", "--traces", "--json"], capsys)  # nothing answered, nor traced
+    assert rc == 2 and "no stored traces" in json.loads(out)["error"]["message"]
+
+
 def test_local_provider_errors_are_clear(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

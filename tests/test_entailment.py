@@ -28,6 +28,7 @@ from quotebound.entailment.heuristic import HeuristicBackend, mismatch
 from quotebound.entailment.judge import SCHEMA, JudgeBackend, parse
 from quotebound.entailment.nli import NLIBackend, map_labels
 from quotebound.providers.base import Capabilities, ProviderError
+from quotebound.providers.extractive import ExtractiveProvider
 from quotebound.providers.scripted import ScriptedProvider
 
 QUOTE = "Employees are entitled to 16 weeks of paid leave."
@@ -374,6 +375,8 @@ def test_make_backend(tmp_path: Path) -> None:
         make_backend("nli")
     with pytest.raises(EntailmentError, match="no model directory"):
         make_backend("nli", model_path=tmp_path / "nowhere")
+    with pytest.raises(EntailmentError, match="the extractive provider cannot judge"):
+        make_backend("judge", provider=ExtractiveProvider())
     judge = make_backend("judge", provider=ScriptedProvider(["supported"]))
     assert isinstance(judge, JudgeBackend) and judge.judge("a", "b").supported
     nli = make_backend("nli", model_path=_tiny_model(tmp_path / "m", MNLI, 0))

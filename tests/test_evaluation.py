@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import pytest
 from click.testing import CliRunner
 
-from quotebound.entailment.base import Backend, Judgement
+from quotebound.entailment.base import Backend, EntailmentError, Judgement
 from quotebound.errors import InputError
 from quotebound.evaluation import command, metrics
 from quotebound.evaluation.command import eval_cmd, parse_gates
@@ -969,6 +969,6 @@ def test_eval_judges_through_an_api_provider() -> None:
 def test_eval_judge_provider_errors_are_usage_errors() -> None:
     path = str(DATA / "attributionbench_tiny.jsonl")
     _, exc = invoke([path, "--backend", "judge", "--provider", "extractive"])
-    assert isinstance(exc, InputError) and "needs a model" in str(exc)
+    assert isinstance(exc, EntailmentError) and "extractive provider cannot judge" in str(exc)
     _, exc = invoke([path, "--backend", "judge", "--provider", "anthropic"])
     assert isinstance(exc, InputError) and "--model" in str(exc)

@@ -557,8 +557,6 @@ def check_support_cmd(
         raise InputError("--nli-model is for --backend nli")
     judge = None
     if backend_name == "judge":
-        if provider == "extractive":
-            raise InputError("the judge needs a model: --provider local, openai or anthropic")
         judge = make_provider(provider, model, base_url, api_key, model_path)
     backend = make_entailment(backend_name, nli_model, judge)
     assert backend is not None

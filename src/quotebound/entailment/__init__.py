@@ -35,14 +35,21 @@ def make_backend(
     provider: Provider | None = None,
 ) -> Backend:
     """The backend called ``name``: ``heuristic``, ``judge`` (through ``provider``, the embedded
-    local model when None) or ``nli`` (the model at ``model_path``, required)."""
+    local model when None; never the extractive provider, which has no model to judge with) or
+    ``nli`` (the model at ``model_path``, required)."""
     if name == "heuristic":
         from .heuristic import HeuristicBackend
 
         return HeuristicBackend()
     if name == "judge":
+        from ..providers.extractive import ExtractiveProvider
         from .judge import JudgeBackend
 
+        if isinstance(provider, ExtractiveProvider):
+            raise EntailmentError(
+                "the extractive provider cannot judge: the judge needs a model "
+                "(--provider local, openai or anthropic)"
+            )
         if provider is None:
             from ..providers.base import ProviderError
             from ..providers.local import LocalProvider

@@ -302,9 +302,6 @@ def _evaluate(
                          "backend: choose --backend heuristic, judge or nli")  # fmt: skip
     backend = judge_model = None
     if backend_name == "judge" and (chosen.provider or chosen.model) is not None:
-        if chosen.provider == "extractive":
-            raise InputError("the judge backend needs a model: use --provider local, openai "
-                             "or anthropic")  # fmt: skip
         judge_model = chosen.make(chosen.provider or "local")
     try:
         if backend_name != "none":
