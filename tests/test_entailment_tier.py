@@ -195,6 +195,15 @@ def test_verify_cli_with_and_without_the_tier(
     assert verdict["claims"][0]["citations"][0]["reason"] == "contradicted"
     code, _, err = run(["verify", sources, out, "--entailment-model", str(tmp_path)], capsys)
     assert code == 2 and "--entailment nli" in err
+    # a model path with another backend is refused too, not silently ignored
+    for backend in ("heuristic", "judge"):
+        code, stdout, err = run(["verify", sources, out, "--entailment", backend,
+                                 "--entailment-model", str(tmp_path)], capsys)  # fmt: skip
+        assert code == 2 and stdout == ""
+        assert err == "quotebound: error: --entailment-model needs --entailment nli\n"
+    code, _, err = run(["ask", "leave", "--provider", "extractive", "--entailment", "heuristic",
+                        "--entailment-model", str(tmp_path)], capsys)  # fmt: skip
+    assert code == 2 and "--entailment-model needs --entailment nli" in err
 
 
 def test_check_support_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
@@ -246,4 +255,4 @@ def test_check_support_judges_on_the_provider_given(capsys: pytest.CaptureFixtur
                         "--provider", "openai"], capsys)  # fmt: skip
     assert code == 2 and "--model" in err
     code, _, err = run(["check-support", "a b", "--quote", "c d", "--nli-model", "/x"], capsys)
-    assert code == 2 and "--backend nli" in err
+    assert code == 2 and "--nli-model needs --backend nli" in err

@@ -18,7 +18,7 @@ import sys
 import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, overload
 
 import click
 
@@ -129,13 +129,34 @@ def _entailment_options(command: Any) -> Any:
     )(command)  # fmt: skip
 
 
+_ENTAILMENT_FLAGS = ("--entailment", "--entailment-model")
+
+
+@overload
 def make_entailment(
-    name: str | None, model_path: Path | None, provider: Provider | None = None
+    name: str,
+    model_path: Path | None,
+    provider: Provider | None = ...,
+    flags: tuple[str, str] = ...,
+) -> Backend: ...
+@overload
+def make_entailment(
+    name: str | None,
+    model_path: Path | None,
+    provider: Provider | None = ...,
+    flags: tuple[str, str] = ...,
+) -> Backend | None: ...
+def make_entailment(
+    name: str | None,
+    model_path: Path | None,
+    provider: Provider | None = None,
+    flags: tuple[str, str] = _ENTAILMENT_FLAGS,
 ) -> Backend | None:
-    """The entailment backend a user chose (None: the tier is off)."""
+    """The entailment backend a user chose (None: the tier is off). A model path is for the
+    nli backend only (``flags``, the backend and model path options, name them in the error)."""
+    if model_path is not None and name != "nli":
+        raise InputError(f"{flags[1]} needs {flags[0]} nli")
     if name is None:
-        if model_path is not None:
-            raise InputError("--entailment-model needs --entailment nli")
         return None
     from .entailment import make_backend
 
@@ -553,13 +574,10 @@ def check_support_cmd(
     contradicted, unrelated or could not be checked."""
     if not claim.strip() or not quote.strip():
         raise InputError("CLAIM and --quote must both have text")
-    if nli_model is not None and backend_name != "nli":
-        raise InputError("--nli-model is for --backend nli")
     judge = None
     if backend_name == "judge":
         judge = make_provider(provider, model, base_url, api_key, model_path)
-    backend = make_entailment(backend_name, nli_model, judge)
-    assert backend is not None
+    backend = make_entailment(backend_name, nli_model, judge, ("--backend", "--nli-model"))
     try:
         judgement = backend.judge(claim, quote)
     finally:
