@@ -29,6 +29,8 @@ from .store import Store, TraceAttempt, TraceRecord
 from .verify import Policy, Verdict, verify
 
 _REPAIRABLE = frozenset({"partial", "ungrounded", "unparseable"})
+# How a trace attempt whose model call failed begins: "<provider error: KIND> message".
+PROVIDER_ERROR_MARKER = "<provider error: "
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +193,7 @@ def _attempt(
         completion: Completion = provider.complete(request)
     except ProviderError as exc:
         clock.lap("generate_ms", at)
-        attempts.append(TraceAttempt(f"<provider error: {exc.kind}> {exc}"))
+        attempts.append(TraceAttempt(f"{PROVIDER_ERROR_MARKER}{exc.kind}> {exc}"))
         return f"{exc.kind}: {exc}"
     at = clock.lap("generate_ms", at)
     text = scrub(completion.text)

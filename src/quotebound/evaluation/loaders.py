@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from ..errors import InputError, SourceError, unreadable
 from ..parsing import FORMATS
+from ..pipeline import PROVIDER_ERROR_MARKER
 from ..sources import Source
 
 Kind = Literal["attributionbench", "wice", "clapnq", "quotebound"]
@@ -38,7 +39,7 @@ WICE_MAX_QUOTE_CHARS = 1500
 WICE_FALLBACK_SENTENCES = 3
 _MARKER = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")  # AttributionBench keeps "[2]" markers
 _WORD = re.compile(r"[^\W_]{3,}")
-_PROVIDER_ERROR = re.compile(r"\s*<provider error: ")  # what the pipeline traces on failure
+_PROVIDER_ERROR = re.compile(r"\s*" + re.escape(PROVIDER_ERROR_MARKER))  # a failed model call
 _OWN_FIELDS = frozenset({"id", "question", "sources", "output", "format", "labels", "meta",
                          "verdict", "trace"})  # fmt: skip
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..entailment.base import Backend, Judgement
 from ..errors import InputError
+from ..pipeline import PROVIDER_ERROR_MARKER
 from ..sources import WorkingSet
 from ..store import TraceRecord
 from ..verify import verify
@@ -41,7 +42,6 @@ ID_SPAN_FAILURES = frozenset({
     "unknown_source", "cites_user_message", "quote_missing", "quote_too_short",
     "quote_too_long", "quote_not_found", "quote_in_other_source",
 })  # fmt: skip
-_NO_TEXT = ID_SPAN_FAILURES
 # Lower-is-better rates: reported, but a ``--fail-under`` gate on them would pass as they got
 # worse, so gates name their complements (value = 1 - rate).
 LOWER_IS_BETTER: dict[str, str] = {
@@ -167,7 +167,7 @@ def provider_error_of(trace: TraceRecord) -> str | None:
     )
     if not failed:
         return None
-    recorded = [a.output for a in trace.attempts if a.output.startswith("<provider error: ")]
+    recorded = [a.output for a in trace.attempts if a.output.startswith(PROVIDER_ERROR_MARKER)]
     return recorded[-1] if recorded else "provider_error"
 
 
@@ -222,7 +222,7 @@ def citation_evidence(citation: dict[str, Any], ws: WorkingSet) -> str | None:
     quote as written), the whole source for formats without quotes; None when the citation
     failed the id or span check."""
     sid = citation.get("source")
-    if citation.get("reason") in _NO_TEXT or not sid:
+    if citation.get("reason") in ID_SPAN_FAILURES or not sid:
         return None
     source = ws.get(sid)
     span = citation.get("span")
