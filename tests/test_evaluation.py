@@ -15,11 +15,12 @@ import pytest
 from click.testing import CliRunner
 
 from quotebound.entailment.base import Backend, EntailmentError, Judgement
+from quotebound.entailment.tier import evidence_text
 from quotebound.errors import InputError
 from quotebound.evaluation import command, metrics
 from quotebound.evaluation.command import eval_cmd, parse_gates
 from quotebound.evaluation.loaders import detect_kind, load_dataset, own_example, wice_quote
-from quotebound.evaluation.run import answer_summary, outcome_of_output
+from quotebound.evaluation.run import answer_summary, citation_evidence, outcome_of_output
 from quotebound.evaluation.sample import allocate, sample_traces, stratum
 from quotebound.sources import Source, WorkingSet
 from quotebound.store import TraceAttempt, TraceRecord, TraceSource, open_store
@@ -197,6 +198,24 @@ def test_citation_validity_counts_id_and_span_failures() -> None:
     assert summary["citation_validity"]["hits"] == 1
     assert summary["citation_validity"]["n"] == 3
     assert "citation_recall" not in summary  # no backend: no entailment metric
+
+
+def test_citation_evidence_is_what_the_entailment_tier_reads() -> None:
+    ws = WorkingSet((Source("S1", "The office opens at nine every weekday morning."),
+                     Source("S2", "Lunch is served at noon in the hall.")))  # fmt: skip
+    quoted = json.dumps({"answerable": True, "claims": [
+        {"text": "The office opens at nine.", "citations": [
+            {"source": "S1", "quote": "the OFFICE opens at nine"},
+            {"source": "S1", "quote": "opens at ten on Sundays"}]}]})  # fmt: skip
+    cits = [c for claim in verify(ws, quoted, "json").claims for c in claim.citations]
+    cits += verify(ws, "Lunch is served at noon [S2].", "inline").claims[0].citations
+    got = [citation_evidence(c.to_dict(), ws) for c in cits]
+    # the verified span as the source writes it, nothing for a quote not found, the whole
+    # source for a citation without a quote
+    assert got == ["The office opens at nine", None, "Lunch is served at noon in the hall."]
+    for c, text in zip(cits, got, strict=True):
+        if c.valid:
+            assert text == evidence_text(ws, c.source, c.quote, c.span)
 
 
 # --- loaders -------------------------------------------------------------------------------

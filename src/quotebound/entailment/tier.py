@@ -15,6 +15,7 @@ Invariants:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from ..sources import WorkingSet
@@ -62,15 +63,22 @@ def _judge(backend: Backend, pairs: list[tuple[str, str]]) -> list[Judgement]:
     return out
 
 
-def _evidence_text(cit: Citation, ws: WorkingSet) -> str:
-    """What the citation offers as evidence: its verified quote as it stands in the source,
-    else (a quote-less inline citation) the whole cited source."""
-    src = ws.get(cit.source) if cit.source else None
+def evidence_text(
+    ws: WorkingSet, source: str | None, quote: str | None, span: Sequence[int] | None
+) -> str | None:
+    """What a citation that passed the id and span checks offers as evidence (what the support
+    checks read): its verified span of the cited source, the whole source for a citation
+    without a quote; the quote as written when the source is not in ``ws``, else None."""
+    src = ws.get(source) if source else None
     if src is None:
-        return cit.quote or ""
-    if cit.span is not None:
-        return src.text[cit.span[0] : cit.span[1]]
+        return quote or None
+    if span:
+        return src.text[span[0] : span[1]]
     return src.text
+
+
+def _evidence_text(cit: Citation, ws: WorkingSet) -> str:
+    return evidence_text(ws, cit.source, cit.quote, cit.span) or ""
 
 
 def _claim(

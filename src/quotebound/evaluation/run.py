@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..entailment.base import Backend, Judgement
+from ..entailment.tier import evidence_text
 from ..errors import InputError
 from ..pipeline import PROVIDER_ERROR_MARKER
 from ..sources import WorkingSet
@@ -218,19 +219,12 @@ def run_pipeline(
 
 
 def citation_evidence(citation: dict[str, Any], ws: WorkingSet) -> str | None:
-    """The text a citation was checked against: its verified span of the cited source (or the
-    quote as written), the whole source for formats without quotes; None when the citation
-    failed the id or span check."""
+    """The text a citation (its JSON form) was checked against, as the entailment tier reads
+    it (``evidence_text``); None when the citation failed the id or span check."""
     sid = citation.get("source")
     if citation.get("reason") in ID_SPAN_FAILURES or not sid:
         return None
-    source = ws.get(sid)
-    span = citation.get("span")
-    if source is not None and span:
-        return source.text[span[0] : span[1]]
-    if citation.get("quote"):
-        return str(citation["quote"])
-    return source.text if source is not None else None
+    return evidence_text(ws, sid, citation.get("quote"), citation.get("span"))
 
 
 def _count_citations(verdicts: Sequence[dict[str, Any] | None]) -> tuple[int, int, int]:
