@@ -24,11 +24,11 @@ import logging
 import re
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import asynccontextmanager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from importlib import resources
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 
 from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -53,6 +53,8 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
 _STATUS_CODES = {
     400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
@@ -482,6 +484,15 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
     def release(_: Any = None) -> None:
         waiting.leave()
 
+    def start(work: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> Future[_T]:
+        """``work`` in the ask pool; when the pool is shutting down, the place taken by
+        ``admit`` is given back and the answer is 503 ``busy``."""
+        try:
+            return pool.submit(work, *args, **kwargs)
+        except RuntimeError:  # the pool is shutting down
+            release()
+            raise ApiError(503, "busy", "the server is stopping") from None
+
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     def page() -> Response:
         return Response(_asset("index.html"), media_type="text/html; charset=utf-8",
@@ -531,11 +542,7 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
         too many questions are waiting."""
         admit()
         if not body.stream:
-            try:
-                future = pool.submit(run_ask, body, key)
-            except RuntimeError:  # the pool is shutting down
-                release()
-                raise ApiError(503, "busy", "the server is stopping") from None
+            future = start(run_ask, body, key)
             future.add_done_callback(release)
             answer = await asyncio.wrap_future(future)
             return answer.to_dict()
@@ -549,11 +556,7 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
             with suppress(RuntimeError):
                 loop.call_soon_threadsafe(events.put_nowait, item)
 
-        try:
-            pool.submit(_answer_into, body, key, put)
-        except RuntimeError:  # the pool is shutting down
-            release()
-            raise ApiError(503, "busy", "the server is stopping") from None
+        start(_answer_into, body, key, put)
         return StreamingResponse(
             _stream(events), media_type="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
