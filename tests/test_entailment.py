@@ -22,6 +22,7 @@ from quotebound.entailment import (
     LABELS,
     EntailmentError,
     Judgement,
+    close_together,
     make_backend,
 )
 from quotebound.entailment.heuristic import HeuristicBackend, mismatch
@@ -383,6 +384,22 @@ def test_make_backend(tmp_path: Path) -> None:
     assert isinstance(nli, NLIBackend)
     pytest.importorskip("sentence_transformers")
     assert isinstance(make_backend("heuristic"), HeuristicBackend)
+
+
+class Counted(ScriptedProvider):
+    closed = 0
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+def test_backend_and_provider_are_closed_once_each() -> None:
+    judged_on = Counted(["supported"])
+    close_together(make_backend("judge", provider=judged_on), judged_on)  # a judge closes it
+    other = Counted(["supported"])
+    close_together(make_backend("judge", provider=judged_on), other)  # not the judge's: closed
+    close_together(None, judged_on)  # no backend (made or failed): the provider is closed
+    assert (judged_on.closed, other.closed) == (3, 1)
 
 
 # -- fail closed on what a model cannot see or say (review findings) ---------------------------

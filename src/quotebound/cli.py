@@ -23,6 +23,7 @@ from typing import Any, NoReturn, overload
 import click
 
 from . import __version__
+from .entailment import close_together
 from .entailment.base import Backend
 from .entailment.tier import check_entailment
 from .errors import IngestError, InputError, NotFoundError, QuoteboundError, unreadable
@@ -502,6 +503,7 @@ def ask_cmd(
     """Answer QUESTION from the store's documents: every claim cited, quoted and verified,
     repaired once or dropped, or a helpful abstention; the whole exchange is traced."""
     chosen = make_provider(provider, model, base_url, api_key, model_path)
+    backend = None
     try:
         # A judge runs on the provider that answers (no second copy of a local model).
         backend = make_entailment(entailment, entailment_model, chosen)
@@ -509,10 +511,8 @@ def ask_cmd(
                              limit=limit, budget_chars=budget, entailment=backend)  # fmt: skip
         with open_store(store_url) as store:
             answer = ask(question, store, chosen, options)
-        if backend is not None:
-            backend.close()
     finally:
-        chosen.close()
+        close_together(backend, chosen)
     _emit(as_json, answer.to_dict(), _answer_report(answer))
     return EXIT_PROBLEMS if answer.status == "provider_error" else EXIT_OK
 
@@ -577,13 +577,12 @@ def check_support_cmd(
     judge = None
     if backend_name == "judge":
         judge = make_provider(provider, model, base_url, api_key, model_path)
-    backend = make_entailment(backend_name, nli_model, judge, ("--backend", "--nli-model"))
+    backend = None
     try:
+        backend = make_entailment(backend_name, nli_model, judge, ("--backend", "--nli-model"))
         judgement = backend.judge(claim, quote)
     finally:
-        backend.close()
-        if judge is not None:
-            judge.close()
+        close_together(backend, judge)
     why = f"\n{judgement.detail}" if judgement.detail else ""
     err = f"\nerror: {judgement.error}" if judgement.error else ""
     human = f"{judgement.label} (score {judgement.score:.2f}, {judgement.version}){why}{err}"

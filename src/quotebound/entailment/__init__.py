@@ -23,7 +23,10 @@ from .base import LABELS, Backend, EntailmentError, Judgement, Label
 if TYPE_CHECKING:
     from ..providers.base import Provider
 
-__all__ = ["BACKENDS", "LABELS", "Backend", "EntailmentError", "Judgement", "Label", "make_backend"]
+__all__ = [
+    "BACKENDS", "LABELS", "Backend", "EntailmentError", "Judgement", "Label", "close_together",
+    "make_backend",
+]  # fmt: skip
 
 BACKENDS: tuple[str, ...] = ("heuristic", "judge", "nli")
 
@@ -69,3 +72,16 @@ def make_backend(
             )
         return NLIBackend(model_path)
     raise EntailmentError(f"unknown entailment backend {name!r}; known: {', '.join(BACKENDS)}")
+
+
+def close_together(backend: Backend | None, provider: Provider | None) -> None:
+    """Close ``backend`` and ``provider`` (either may be None), each once: a judge closes the
+    provider it judges with itself."""
+    from .judge import JudgeBackend
+
+    if backend is not None:
+        backend.close()
+    if provider is not None and not (
+        isinstance(backend, JudgeBackend) and backend.provider is provider
+    ):
+        provider.close()

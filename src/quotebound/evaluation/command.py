@@ -23,6 +23,7 @@ from typing import Any
 
 import click
 
+from ..entailment import close_together
 from ..entailment.base import Backend
 from ..errors import InputError
 from .loaders import KINDS, Dataset, Kind, load_dataset
@@ -316,10 +317,7 @@ def _evaluate(
             return evaluate_answers(dataset, outcomes, backend, seed, seconds, tick,
                                     "traces" if dataset is None else "dataset")  # fmt: skip
     finally:
-        if backend is not None:
-            backend.close()
-        if judge_model is not None:
-            judge_model.close()
+        close_together(backend, judge_model)
 
 
 def _outcomes(
