@@ -99,7 +99,7 @@ def parse_gates(specs: tuple[str, ...]) -> list[tuple[str, float]]:
 
 
 def check_gate_names(
-    gates: list[tuple[str, float]], names: list[str], unavailable: dict[str, str] | None = None
+    gates: list[tuple[str, float]], names: list[str], unavailable: dict[str, str]
 ) -> None:
     """Before running: every gate names a higher-is-better metric this run can measure."""
     for name, _ in gates:
@@ -111,7 +111,7 @@ def check_gate_names(
         if name not in names:
             raise InputError(f"--fail-under: unknown metric {name!r} for this evaluation; "
                              f"choose one of {', '.join(names)}")  # fmt: skip
-        if unavailable and name in unavailable:
+        if name in unavailable:
             raise InputError(f"--fail-under: {name} cannot be measured here: "
                              f"{unavailable[name]}")  # fmt: skip
 
