@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuzzing import scaled
@@ -417,7 +417,7 @@ _body = st.fixed_dictionaries(
 )  # fmt: skip
 
 
-@settings(max_examples=scaled(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(150))
 @given(body=st.one_of(_json, _body))
 def test_any_verify_body_gets_a_verdict_or_a_clear_4xx(fuzz_env: Env, body: Any) -> None:
     r = fuzz_env.call("POST", "/v1/verify", fuzz_env.alice, json=body)
