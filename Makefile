@@ -31,7 +31,7 @@ test: $(STAMP)
 # ones on every run). A failure prints the seed and a @reproduce_failure blob.
 fuzz: $(STAMP)
 	QB_HYPOTHESIS=fuzz QB_FUZZ_SCALE=$${QB_FUZZ_SCALE:-20} $(BIN)/python -m pytest -q -p no:cacheprovider \
-		tests/test_properties.py tests/test_fastpaths.py tests/test_ingest.py
+		tests/test_properties.py tests/test_fastpaths.py tests/test_ingest.py tests/test_server.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
