@@ -104,6 +104,32 @@ def test_a_claim_merging_two_sources_is_judged_on_its_quotes_together() -> None:
                for c in out.claims[0].citations)  # fmt: skip
 
 
+class Batches(Table):
+    """Records the size of every batch it was asked."""
+
+    def __init__(self, table: dict[tuple[str, str], str]) -> None:
+        super().__init__(table)
+        self.batches: list[int] = []
+
+    def judge_many(self, pairs: Sequence[tuple[str, str]]) -> list[Judgement]:
+        self.batches.append(len(pairs))
+        return super().judge_many(pairs)
+
+
+def test_quotes_judged_together_are_judged_in_one_second_batch() -> None:
+    leave = "Employees get 16 weeks, topped up to full salary for 14 weeks in Germany."
+    q1 = "entitled to 16 weeks of paid parental leave"
+    q2 = "tops up parental allowance to full salary for 14 weeks"
+    contractors = "Contractors get no company leave, unlike employees with 16 weeks."
+    q3 = "Contractors are not eligible for company-paid parental leave"
+    backend = Batches({(leave, f"{q1} {q2}"): "supported"})
+    raw = answer((leave, [("S1", q1), ("S2", q2)]), (contractors, [("S3", q3), ("S1", q1)]))
+    out = check_entailment(verify(WS, raw), WS, backend)
+    assert backend.batches == [4, 2]  # the four quotes alone, then the two claims' quotes joined
+    assert [c.kept for c in out.claims] == [True, False] and out.status == "partial"
+    assert [c.reason for c in out.claims[1].citations] == ["not_entailed", "not_entailed"]
+
+
 def test_abstentions_and_unreadable_outputs_pass_through_with_the_tier_named() -> None:
     for raw in ("INSUFFICIENT_CONTEXT", '{"claims": [ {"text'):
         before = verify(WS, raw)

@@ -8,6 +8,7 @@ Invariants:
   invalid too (``entailment_error``): the tier fails closed, never silently passes.
 - A claim citing several sources may be supported only by their quotes together: when no single
   quote supports it, the joined quotes are judged once, and that judgement stands for each.
+- Two batches at most: every valid citation alone, then every claim's joined quotes.
 - Every judged citation records the judgement (label, score, backend, version, detail), and the
   verdict lists the tiers that ran, so a reader knows what was checked and by what.
 - Claims and status are recomputed exactly as the code checks compute them.
@@ -42,11 +43,24 @@ def check_entailment(verdict: Verdict, ws: WorkingSet, backend: Backend) -> Verd
                 pairs.append((claim.text, _evidence_text(cit, ws)))
                 where.append((i, j))
     judged = dict(zip(where, _judge(backend, pairs), strict=True))
-    settled: list[Claim] = []
-    for i, claim in enumerate(verdict.claims):
-        mine = {j: judged[(i, j)] for j in range(len(claim.citations)) if (i, j) in judged}
-        settled.append(_claim(i + 1, claim, mine, ws, backend))
-    claims = tuple(settled)
+    mine = [{j: judged[(i, j)] for j in range(len(claim.citations)) if (i, j) in judged}
+            for i, claim in enumerate(verdict.claims)]  # fmt: skip
+    # Judge a claim's quotes together when none supports it alone, every such claim in a second
+    # batch; a quote judged to contradict the claim stays out of that (and stays contradicted).
+    joint: dict[int, list[int]] = {}
+    for i, own in enumerate(mine):
+        joinable = sorted(k for k, j in own.items() if j.label != "contradicted" and not j.error)
+        if not any(j.supported for j in own.values()) and len(joinable) > 1:
+            joint[i] = joinable
+    together = _judge(backend, [
+        (verdict.claims[i].text,
+         " ".join(_evidence_text(verdict.claims[i].citations[k], ws) for k in joinable))
+        for i, joinable in joint.items()
+    ])  # fmt: skip
+    for (i, joinable), judgement in zip(joint.items(), together, strict=True):
+        if judgement.supported:
+            mine[i] |= {k: replace(judgement, detail=JOINT_DETAIL) for k in joinable}
+    claims = tuple(_claim(i + 1, claim, mine[i]) for i, claim in enumerate(verdict.claims))
     return replace(verdict, status=verdict_status(claims), claims=claims,
                    tiers=(*verdict.tiers, tier_name(backend)))  # fmt: skip
 
@@ -81,19 +95,9 @@ def _evidence_text(cit: Citation, ws: WorkingSet) -> str:
     return evidence_text(ws, cit.source, cit.quote, cit.span) or ""
 
 
-def _claim(
-    n: int, claim: Claim, judged: dict[int, Judgement], ws: WorkingSet, backend: Backend
-) -> Claim:
+def _claim(n: int, claim: Claim, judged: dict[int, Judgement]) -> Claim:
     if not judged:  # nothing passed the code checks: nothing to judge
         return claim
-    # Judge the quotes together when none supports the claim alone; a quote judged to
-    # contradict the claim stays out of that (and stays contradicted).
-    joinable = sorted(k for k, j in judged.items() if j.label != "contradicted" and not j.error)
-    if not any(j.supported for j in judged.values()) and len(joinable) > 1:
-        joined = " ".join(_evidence_text(claim.citations[k], ws) for k in joinable)
-        together = _judge(backend, [(claim.text, joined)])[0]
-        if together.supported:
-            judged = {**judged, **{k: replace(together, detail=JOINT_DETAIL) for k in joinable}}
     citations = tuple(
         _citation(n, cit, judged[k]) if k in judged else cit
         for k, cit in enumerate(claim.citations)
