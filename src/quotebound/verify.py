@@ -273,7 +273,7 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
             message = _support_message(n, gap, passing)
             for c in passing:
                 c.fail(_SUPPORT_REASON[gap.kind], message)
-    results = tuple([c.result() for c in checked])
+    results = tuple(c.result() for c in checked)
     return settled_claim(n, claim.text, results)
 
 
