@@ -199,7 +199,10 @@ def _held_as_written(text: str, held: list[str]) -> bool:
             )
         ):
             return False  # a number with a unit, or a list or range: its facts differ
-        if not any(contains_words(hay, token) for hay in held):
+        for hay in held:  # (a loop, not any() over a generator: this runs per token)
+            if contains_words(hay, token):
+                break
+        else:
             return False
     return True
 
