@@ -37,6 +37,7 @@ from quotebound.normalize import (
     locate_inert,
     normalize_regular,
 )
+from quotebound.sources import _may_hold
 from quotebound.support import ClaimFacts, Evidence, _tokens, claim_gap, missing_facts
 from quotebound.verify import _count_words, _trimmed
 
@@ -159,6 +160,28 @@ def test_inert_text_judges_the_usual_characters() -> None:
     assert inert_text("EUR\u00a01,000 \u2014 \u201cquiet\u201d don\u2019t &amp; more")
     for unsafe in ("a\u200bb", "\ufb01", "&#97;", "\uff41", "\u212a", "e\u0301", "&amp;lt;"):
         assert not inert_text(f"x {unsafe} y"), unsafe
+
+
+inert_pieces = st.lists(
+    st.sampled_from(["x", "X", "xx", "ab", "2014", " ", "-", ";", "#", "&", "&#x2014;", "&#45;"]
+                    + ["&amp;", "&mdash;", "&#x2014", "\u2014", "\u00a0"]),
+    max_size=16,
+).map("".join)  # fmt: skip
+
+
+@FAST
+@given(inert_pieces)
+@example(" X X&#x2014;X XX ")  # an "x" found inside the reference: it said False
+def test_may_hold_never_rules_out_a_text_that_holds_the_needle(value: str) -> None:
+    if not inert_text(value):
+        return
+    full = normalize(value)
+    starts = [0, *(m.end() for m in re.finditer(" ", full))]
+    for needle in {*(full[i:] for i in starts), *(full[:i].strip() for i in starts)}:
+        runs = [w.encode() for w in re.findall("[a-z0-9]+", needle)]
+        if runs and NormalizedText(value).locate(needle) is not None:
+            for k in range(len(runs)):
+                assert _may_hold(ascii_lowered(value), runs, k), (needle, k)
 
 
 def _brute_holder(sources: list[Source], needles: list[str], exclude: str) -> str | None:

@@ -80,6 +80,8 @@ def _runs_fit(low: bytes, runs: list[bytes], k: int, start: int) -> bool:
         prev = low.rfind(run, 0, start)
         if prev < 0:
             return False
+        if _in_reference(low, prev):
+            break  # the run may be found before the reference instead: it may hold anything
         gap_start = prev + len(run)
         if low.find(b"&", gap_start, start) >= 0:
             break
@@ -87,6 +89,13 @@ def _runs_fit(low: bytes, runs: list[bytes], k: int, start: int) -> bool:
             return False
         start = prev
     return True
+
+
+def _in_reference(low: bytes, i: int) -> bool:
+    """Whether ``low[i]`` may be part of a character reference: an ``&`` comes before it with
+    only ASCII letters and digits between (after a ``#``)."""
+    amp = low.rfind(b"&", 0, i)
+    return amp >= 0 and low[amp + 1 : i + 1].lstrip(b"#").isalnum()
 
 
 @dataclass(frozen=True, slots=True)
