@@ -67,12 +67,8 @@ _SUPPORT_REASON = {
 }
 _EDGE = frozenset(" \"'.,;:!?")
 _EDGE_CHARS = " \"'.,;:!?"
-# a token with neither letter nor digit nor '_': at the start, or after a space (two patterns
-# that begin with something fixed search far faster than one that begins with ``(?:^| )``)
-_FIRST_PUNCT_TOKEN = re.compile(r"[^\w ]+(?= |$)")
-_LATER_PUNCT_TOKEN = re.compile(r" [^\w ]+(?= |$)")
 _WORD = re.compile(r"[^\W_]+(?:\S*[^\W_])?")  # a token with a letter or digit
-_NO_WORD_TOKEN = re.compile(r"(?:^| )(?:[^\w ]|_)+(?= |$)")  # one with neither
+_NOT_ALNUM_OR_SPACE = bytes(b for b in range(256) if b != 32 and not (b < 128 and chr(b).isalnum()))
 _TRIM = re.compile(r"""^[\s"'.,;:!?]+|[\s"'.,;:!?]+$""")
 
 
@@ -110,6 +106,9 @@ class Policy:
 
     def with_sentinel(self, sentinel: str) -> Policy:
         return replace(self, sentinels=(*self.sentinels, sentinel))
+
+
+_DEFAULT_POLICY = Policy()  # frozen: one shared instance serves every call without a policy
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,7 +240,7 @@ def verify(
         raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
     if not isinstance(output, str):
         raise InputError(f"model output must be a string, got {type(output).__name__}")
-    policy = policy or Policy()
+    policy = policy or _DEFAULT_POLICY
     parsed = parse(ws, scrub(output), format, policy.sentinels)
     return _verdict(ws, parsed, policy)
 
@@ -273,7 +272,7 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
             message = _support_message(n, gap, passing)
             for c in passing:
                 c.fail(_SUPPORT_REASON[gap.kind], message)
-    results = tuple(c.result() for c in checked)
+    results = tuple([c.result() for c in checked])
     return settled_claim(n, claim.text, results)
 
 
@@ -287,8 +286,9 @@ def verdict_status(claims: tuple[Claim, ...]) -> Status:
 def settled_claim(n: int, text: str, citations: tuple[Citation, ...]) -> Claim:
     """The ``n``-th claim with its checked ``citations``: kept when one of them is valid, else
     dropped as ``no_valid_citation``."""
-    if any(c.valid for c in citations):
-        return Claim(text, citations, True)
+    for c in citations:  # (a loop, not any() over a generator: this runs per claim)
+        if c.valid:
+            return Claim(text, citations, True)
     return Claim(text, citations, False, "no_valid_citation", f"claim {n} has no valid citation")
 
 
@@ -333,17 +333,11 @@ def _trimmed(normalized: str) -> str:
 
 
 def _count_words(trimmed: str) -> int:
-    if not trimmed:
-        return 0
-    words = trimmed.count(" ") + 1
-    if (  # tokens without a letter or digit are not words
-        _LATER_PUNCT_TOKEN.search(trimmed) is not None
-        or _FIRST_PUNCT_TOKEN.match(trimmed) is not None
-    ):
-        if "  " in trimmed:  # not normalised text: count the words themselves
-            return len(_WORD.findall(trimmed))
-        words -= len(_NO_WORD_TOKEN.findall(trimmed))
-    return words
+    """The words of a normalised quote: its space-separated tokens that hold a letter or digit
+    (``-``, ``&`` or ``__`` alone is not a word)."""
+    if trimmed.isascii():  # in C: drop all but letters, digits and spaces, count what is left
+        return len(trimmed.encode().translate(None, _NOT_ALNUM_OR_SPACE).split())
+    return len(_WORD.findall(trimmed))
 
 
 def quote_words(quote: str) -> int:
