@@ -90,8 +90,9 @@ def fold(text: str) -> str:
 
 
 # Per non-ASCII character: its fold when it is "regular" (it may stay in bulk text: its fold
-# is one character, equal to the fold of its lower case, it combines with nothing and is not
-# removed), else "". A memo of a pure function, bounded so hostile text cannot grow it forever.
+# is one character, in lower case, equal to the fold of its lower case, it combines with
+# nothing and is not removed), else "". A memo of a pure function, bounded so hostile text
+# cannot grow it forever.
 _REGULAR: dict[str, str] = {}
 
 
@@ -102,6 +103,7 @@ def _learn(ch: str) -> str:
         len(lower) == 1
         and len(folded) == 1
         and fold(lower) == folded
+        and folded.lower() == folded
         and (folded != " " or ch.isspace())
         and ch != _CAPITAL_SIGMA
         and not _is_non_starter(ch)
@@ -146,24 +148,18 @@ def normalize_regular(text: str) -> str | None:
         decoded = html.unescape(text)
         while decoded != text:  # until none is left, as the builder does unit by unit
             text, decoded = decoded, html.unescape(decoded)
-    if text.isascii():
-        return " ".join(text.lower().split())
-    swaps: dict[str, str] = {}
-    for ch in dict.fromkeys(_NON_ASCII.findall(text)):
-        folded = _REGULAR.get(ch)
-        if folded is None:
-            folded = _learn(ch)
-        if not folded:
-            return None
-        # a character that folds to a space is whitespace (see ``_learn``), and so are the
-        # ASCII control spaces: split() below takes them all, no replacing needed
-        if folded != ch and folded != " ":
-            swaps[ch.lower()] = folded
-    low = text.lower()
-    for old, new in swaps.items():
-        if old != new:
-            low = low.replace(old, new)
-    return " ".join(low.split())
+    if not text.isascii():
+        # each character swapped for its fold first (a fold is lower case: see ``_learn``),
+        # which often leaves ASCII text: lower() and split() on it are far faster
+        for ch in set(_NON_ASCII.findall(text)):
+            folded = _REGULAR.get(ch)
+            if folded is None:
+                folded = _learn(ch)
+            if not folded:
+                return None
+            if folded != ch:
+                text = text.replace(ch, folded)
+    return " ".join(text.lower().split())
 
 
 # Non-ASCII characters found inert (see ``inert_text``). Bounded, like ``_REGULAR``; a
