@@ -39,7 +39,7 @@ DEFAULT_SENTINELS: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ParsedCitation:
     """A citation as written: the ref, the source it resolves to (or None), and its quote."""
 
@@ -192,23 +192,35 @@ def _type(value: Any) -> str:
 
 
 def _json_claim(ws: WorkingSet, i: int, claim: Any) -> ParsedClaim:
-    where = f"claims[{i}]"
-    if not isinstance(claim, dict):
-        raise _Shape(f"{where} must be an object, got {_type(claim)}")
-    text = claim.get("text")
-    if not isinstance(text, str):
-        raise _Shape(f"{where}.text must be a string, got {_type(text)}")
-    if "citations" in claim:
-        items = claim["citations"]
-        if not isinstance(items, list):
-            raise _Shape(f"{where}.citations must be a list")
-        cits = [_json_citation(ws, where, j, c) for j, c in enumerate(items)]
+    if type(claim) is dict and type(text := claim.get("text")) is str:
+        items = claim.get("citations")
+        if type(items) is list:  # the usual shape, checked fast
+            cits = [_json_citation(ws, i, j, c) for j, c in enumerate(items)]
+        else:
+            cits = _json_cites(ws, i, claim)
     else:
-        cits = [_citation(ws, ref, None, False) for ref in _ref_list(claim.get("cites"), where)]
+        where = f"claims[{i}]"
+        if not isinstance(claim, dict):
+            raise _Shape(f"{where} must be an object, got {_type(claim)}")
+        text = claim.get("text")
+        if not isinstance(text, str):
+            raise _Shape(f"{where}.text must be a string, got {_type(text)}")
+        cits = _json_cites(ws, i, claim)
     # Markers inside a JSON claim's text ("... 16 weeks [S1].") are dropped, not trusted:
     # the citations list is what gets checked.
     body = _strip_markers(ws, text)[0] if ("[" in text or "(" in text) else text.strip()
     return ParsedClaim(body or text.strip(), cits)
+
+
+def _json_cites(ws: WorkingSet, i: int, claim: dict[str, Any]) -> list[ParsedCitation]:
+    """A claim's citations from its ``citations`` list, or else from its ``cites`` ids."""
+    where = f"claims[{i}]"
+    if "citations" in claim:
+        items = claim["citations"]
+        if not isinstance(items, list):
+            raise _Shape(f"{where}.citations must be a list")
+        return [_json_citation(ws, i, j, c) for j, c in enumerate(items)]
+    return [_citation(ws, ref, None, False) for ref in _ref_list(claim.get("cites"), where)]
 
 
 def _ref_text(value: Any, where: str) -> str:
@@ -217,13 +229,13 @@ def _ref_text(value: Any, where: str) -> str:
     return str(value).strip()
 
 
-def _json_citation(ws: WorkingSet, claim: str, j: int, item: Any) -> ParsedCitation:
-    """Citation ``j`` of a claim (``claim`` names it in messages, built only for an error)."""
+def _json_citation(ws: WorkingSet, i: int, j: int, item: Any) -> ParsedCitation:
+    """Citation ``j`` of claim ``i``."""
     if type(item) is dict:
         source, quote = item.get("source"), item.get("quote")
         if type(source) is str and (quote is None or type(quote) is str):
             return _citation(ws, source.strip(), quote, True)  # the usual shape, checked fast
-    where = f"{claim}.citations[{j}]"
+    where = f"claims[{i}].citations[{j}]"
     if isinstance(item, str | int) and not isinstance(item, bool):
         return _citation(ws, _ref_text(item, where), None, True)
     if not isinstance(item, dict):
