@@ -286,6 +286,8 @@ class WorkingSet:
         call each over their texts joined, the sources not normalised yet that a verdict is
         about to search: the cited ones. The same flags and bytes as one by one, for less.
         Sources judged not inert together are left to be judged one by one."""
+        if len(self._normalized) == len(self.sources):
+            return  # (prepared: every source is normalised already)
         todo = [
             self.sources[self._by_id[sid]]
             for sid in dict.fromkeys(source_ids)
@@ -345,25 +347,26 @@ class WorkingSet:
         by its normalised text computed without the offset map where that is possible.
         """
         last = needles[-1]
-        words = _ASCII_ALNUM.findall(last)
         positions: Iterable[int] = range(len(self.sources))
         if self._index is not None:
-            keys = set(_ASCII_WORD.findall(last))
-            if keys:
-                postings = sorted((self._index.get(k, set()) for k in keys), key=len)
-                positions = sorted(set.intersection(*postings))
-        elif words and len(self.sources) > 2:
+            indexed = self._indexed(last)
+            if indexed is not None:
+                positions = indexed
+        elif len(self.sources) > 2 and (words := _ASCII_ALNUM.findall(last)):
             digits = _ASCII_DIGITS.findall(last)
             key = max(digits or words, key=len)
             positions = sorted(self._holding(key, bool(digits)).union(self._mixed))
-        runs = [w.encode() for w in words]
-        longest = max(range(len(runs)), key=lambda i: len(runs[i])) if runs else 0
+        runs: list[bytes] | None = None  # the needle's ASCII runs, read when first needed
+        longest = 0
         for position in positions:
             src = self.sources[position]
             if src.id == exclude:
                 continue
             if src.id not in self._normalized:
                 if self._is_inert(src):
+                    if runs is None:
+                        runs = [w.encode() for w in _ASCII_ALNUM.findall(last)]
+                        longest = max(range(len(runs)), key=lambda i: len(runs[i])) if runs else 0
                     if runs and not _may_hold(self._lowered(src), runs, longest):
                         continue
                     if any(self.locate(src.id, n) is not None for n in needles):
@@ -377,6 +380,21 @@ class WorkingSet:
             if any(self.normalized(src.id).locate(n) is not None for n in needles):
                 return src.id
         return None
+
+    def _indexed(self, needle: str) -> list[int] | None:
+        """Positions, in order, of the sources whose indexed words include every word of
+        ``needle`` of two ASCII letters or digits or more; None when it has no such word (no
+        source is ruled out). A word that no source has ends the look-up at once."""
+        assert self._index is not None
+        postings: list[set[int]] = []
+        for key in _ASCII_WORD.findall(needle):
+            posting = self._index.get(key)
+            if posting is None:
+                return []
+            postings.append(posting)
+        if not postings:
+            return None
+        return sorted(min(postings, key=len).intersection(*postings))
 
     def _holding(self, run: str, digits: bool) -> set[int]:
         """Positions of the sources whose text holds ``run`` (a run of ASCII digits, as it is;

@@ -23,6 +23,7 @@ from .normalize import contains_words
 # From a token's first digit to its end; the letters before it are walked back in Python,
 # which is far cheaper than a pattern that must try every position of the text.
 _FROM_DIGIT = re.compile(r"\d[\w.,-]*")
+_FROM_ASCII_DIGIT = re.compile(r"[0-9][\w.,-]*", re.ASCII)  # the same on ASCII text, faster
 _TOKEN_CHARS = "_.,-"
 _NUMBER_WITH_UNIT = re.compile(r"(\d+(?:[.,]\d+)*)-?[^\W\d_]+")  # 10kg, 2nd, 14-day
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -175,12 +176,15 @@ def _tokens(text: str) -> list[str]:
     holds a digit, its edge ``.,-`` stripped. Found from each first digit (far cheaper than a
     pattern that must try every position), walking back to the run's start where needed."""
     tokens = []
-    for m in _FROM_DIGIT.finditer(text):
-        start, end = m.span()
+    for m in (_FROM_ASCII_DIGIT if text.isascii() else _FROM_DIGIT).finditer(text):
+        start = m.start()
         if start and text[start - 1] != " ":  # as scan() walks back to the token's start
+            end = m.end()
             while start > 0 and (text[start - 1].isalnum() or text[start - 1] in _TOKEN_CHARS):
                 start -= 1
-        tokens.append(text[start:end].strip(".,-"))
+            tokens.append(text[start:end].strip(".,-"))
+        else:
+            tokens.append(m[0].strip(".,-"))
     return tokens
 
 
