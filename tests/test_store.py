@@ -188,6 +188,29 @@ def test_trace_round_trip(store: Store) -> None:
     )
 
 
+def test_traces_are_read_together_in_the_order_asked(store: Store) -> None:
+    store.ingest("handbook", *LEAVE)
+    mine = [_trace(store, owner="alice") for _ in range(3)]
+    theirs = _trace(store, owner="mallory")
+    a, b, c = (t.id for t in mine)
+    asked = [c, "nope", theirs.id, a, c]
+    assert store.get_traces(asked, owner="alice") == [mine[2], mine[0]]  # whole, equal
+    assert [t.id for t in store.get_traces(asked)] == [c, theirs.id, a]
+    assert store.get_traces([b]) == [store.get_trace(b)] == [mine[1]]
+    assert store.get_traces([]) == [] and store.get_traces(["nope"]) == []
+
+
+def test_a_trace_list_costs_a_few_queries_not_a_few_per_trace(tmp_path: Path) -> None:
+    with open_store(f"sqlite:///{tmp_path / 'qb.db'}") as store:
+        store.ingest("handbook", *LEAVE)
+        ids = [_trace(store).id for _ in range(30)]
+        statements: list[str] = []
+        store._conn.set_trace_callback(statements.append)  # type: ignore[attr-defined]
+        assert [t.id for t in store.get_traces(ids)] == ids
+        store._conn.set_trace_callback(None)  # type: ignore[attr-defined]
+    assert sum(s.lstrip().upper().startswith("SELECT") for s in statements) == 4, statements
+
+
 def test_trace_owner_is_enforced(store: Store) -> None:
     store.ingest("handbook", *LEAVE)
     trace = _trace(store, owner="alice")

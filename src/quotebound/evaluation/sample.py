@@ -99,7 +99,7 @@ def sample_traces(
 
 def recent_traces(store: Store, owner: str | None, limit: int) -> list[TraceRecord]:
     """The ``limit`` newest traces of ``owner`` (None: traces written without an owner)."""
-    return [store.get_trace(s.id) for s in store.list_traces(owner, limit=limit)]
+    return store.get_traces([s.id for s in store.list_traces(owner, limit=limit)])
 
 
 def review_line(trace: TraceRecord, key: tuple[str, str]) -> dict[str, Any]:

@@ -608,8 +608,8 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
         """The caller's newest answers, each with its claims (kept and dropped) and
         citations."""
         out = []
-        for summary in db.list_traces(key.id, limit):
-            trace = db.get_trace(summary.id, owner=key.id)
+        summaries = db.list_traces(key.id, limit)
+        for trace in db.get_traces([s.id for s in summaries], owner=key.id):
             out.append({
                 "id": trace.id, "created_at": trace.created_at, "question": trace.question,
                 "status": trace.status, "model": trace.model, "claims": claims_view(trace),

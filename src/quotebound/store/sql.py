@@ -11,7 +11,7 @@ import datetime as _dt
 import json
 import re
 from abc import abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -51,6 +51,9 @@ _SOURCE_COLUMNS = (
     "trace_id, position, sid, text_hash, key, title, url, updated, kind, page, start_offset, "
     "end_offset, version"
 )
+
+
+_BATCH = 500  # ids in one IN (...) list: well below SQLite's 32766 parameters
 
 
 def _marks(n: int) -> str:
@@ -432,18 +435,59 @@ class SQLStore(AccessMixin, Store):
         return digest
 
     def get_trace(self, trace_id: str, owner: str | None = None) -> TraceRecord:
+        found = self.get_traces([trace_id], owner)
+        if not found:
+            raise NotFoundError(f"no trace {trace_id!r}")
+        return found[0]
+
+    def get_traces(self, trace_ids: Sequence[str], owner: str | None = None) -> list[TraceRecord]:
+        ids = list(dict.fromkeys(trace_ids))
+        found: dict[str, TraceRecord] = {}
         with self._read() as cur:
-            cur.execute(
-                self._sql(
-                    "SELECT id, created_at, question, model, corpus, status, owner, prompt_hash, "
-                    "timings, counts, retrieved FROM traces WHERE id = ?"
-                ),
-                (trace_id,),
-            )
-            row = cur.fetchone()
-            if row is None or (owner is not None and row[6] != owner):
-                raise NotFoundError(f"no trace {trace_id!r}")
-            return TraceRecord(
+            for at in range(0, len(ids), _BATCH):
+                found.update(self._traces(cur, ids[at : at + _BATCH], owner))
+        return [found[i] for i in ids if i in found]
+
+    def _traces(self, cur: Cursor, ids: list[str], owner: str | None) -> dict[str, TraceRecord]:
+        """The traces of ``ids`` (at most ``_BATCH``) by id: four queries, whatever their number."""
+        cur.execute(
+            self._sql(
+                "SELECT id, created_at, question, model, corpus, status, owner, prompt_hash, "
+                f"timings, counts, retrieved FROM traces WHERE id IN ({_marks(len(ids))})"
+            ),
+            ids,
+        )
+        rows = [r for r in cur.fetchall() if owner is None or r[6] == owner]
+        if not rows:
+            return {}
+        ids = [r[0] for r in rows]
+        marks = _marks(len(ids))
+        prompts = self._blobs(cur, [r[7] for r in rows if r[7] is not None])
+        sources: dict[str, list[TraceSource]] = {i: [] for i in ids}
+        cur.execute(
+            self._sql(
+                "SELECT s.trace_id, s.sid, b.text, s.key, s.title, s.url, s.updated, s.kind, "
+                "s.page, s.start_offset, s.end_offset, s.version FROM trace_sources s "
+                f"JOIN blobs b ON b.hash = s.text_hash WHERE s.trace_id IN ({marks}) "
+                "ORDER BY s.trace_id, s.position"
+            ),
+            ids,
+        )
+        for r in cur.fetchall():
+            sources[r[0]].append(TraceSource(*r[1:]))
+        attempts: dict[str, list[TraceAttempt]] = {i: [] for i in ids}
+        cur.execute(
+            self._sql(
+                "SELECT a.trace_id, b.text, a.verdict FROM trace_attempts a JOIN blobs b "
+                f"ON b.hash = a.output_hash WHERE a.trace_id IN ({marks}) "
+                "ORDER BY a.trace_id, a.attempt"
+            ),
+            ids,
+        )
+        for r in cur.fetchall():
+            attempts[r[0]].append(TraceAttempt(r[1], None if r[2] is None else json.loads(r[2])))
+        return {
+            row[0]: TraceRecord(
                 id=row[0],
                 created_at=row[1],
                 question=row[2],
@@ -451,36 +495,30 @@ class SQLStore(AccessMixin, Store):
                 corpus=row[4],
                 status=row[5],
                 owner=row[6],
-                prompt=None if row[7] is None else self._blob(cur, row[7]),
+                prompt=None if row[7] is None else prompts[row[7]],
                 timings=json.loads(row[8]),
                 counts=json.loads(row[9]),
                 retrieved=tuple(json.loads(row[10])),
-                sources=tuple(self._trace_sources(cur, trace_id)),
-                attempts=tuple(self._trace_attempts(cur, trace_id)),
+                sources=tuple(sources[row[0]]),
+                attempts=tuple(attempts[row[0]]),
             )
+            for row in rows
+        }
 
-    def _trace_sources(self, cur: Cursor, trace_id: str) -> Iterator[TraceSource]:
+    def _blobs(self, cur: Cursor, digests: list[str]) -> dict[str, str]:
+        """Stored texts by hash."""
+        digests = list(dict.fromkeys(digests))
+        if not digests:
+            return {}
         cur.execute(
-            self._sql(
-                "SELECT s.sid, b.text, s.key, s.title, s.url, s.updated, s.kind, s.page, "
-                "s.start_offset, s.end_offset, s.version FROM trace_sources s "
-                "JOIN blobs b ON b.hash = s.text_hash WHERE s.trace_id = ? ORDER BY s.position"
-            ),
-            (trace_id,),
+            self._sql(f"SELECT hash, text FROM blobs WHERE hash IN ({_marks(len(digests))})"),
+            digests,
         )
-        for r in cur.fetchall():
-            yield TraceSource(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10])
-
-    def _trace_attempts(self, cur: Cursor, trace_id: str) -> Iterator[TraceAttempt]:
-        cur.execute(
-            self._sql(
-                "SELECT b.text, a.verdict FROM trace_attempts a JOIN blobs b "
-                "ON b.hash = a.output_hash WHERE a.trace_id = ? ORDER BY a.attempt"
-            ),
-            (trace_id,),
-        )
-        for r in cur.fetchall():
-            yield TraceAttempt(r[0], None if r[1] is None else json.loads(r[1]))
+        out = {str(r[0]): str(r[1]) for r in cur.fetchall()}
+        missing = [d for d in digests if d not in out]
+        if missing:  # pragma: no cover - blobs are written in the same transaction
+            raise NotFoundError(f"stored text {missing[0][:12]} is missing")
+        return out
 
     def _blob(self, cur: Cursor, digest: str) -> str:
         cur.execute(self._sql("SELECT text FROM blobs WHERE hash = ?"), (digest,))
