@@ -937,9 +937,15 @@ class _FakeJudgeAPI:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 fake.seen.append({"path": self.path, "auth": self.headers.get("Authorization"),
                                   "body": body})  # fmt: skip
-                claim = json.loads(body["messages"][-1]["content"])["claim"]
-                label = next(v for k, v in fake.labels.items() if claim.startswith(k))
-                content = json.dumps({"label": label}) if "response_format" in body else label
+                try:
+                    claim = json.loads(body["messages"][-1]["content"])["claim"]
+                except (ValueError, KeyError, TypeError):  # asked to answer, not to judge
+                    claim = None
+                if claim is None:
+                    content = json.dumps({"answerable": False, "missing": "fake", "claims": []})
+                else:
+                    label = next(v for k, v in fake.labels.items() if claim.startswith(k))
+                    content = json.dumps({"label": label}) if "response_format" in body else label
                 reply = json.dumps({"id": "x", "model": body["model"], "choices": [
                     {"index": 0, "finish_reason": "stop",
                      "message": {"role": "assistant", "content": content}}]}).encode()  # fmt: skip
@@ -983,6 +989,30 @@ def test_eval_judges_through_an_api_provider() -> None:
     assert {s["auth"] for s in api.seen} == {"Bearer sk-eval-SECRET"}
     assert {s["body"]["model"] for s in api.seen} == {"judge-test"}
     assert "sk-eval-SECRET" not in result.stdout
+
+
+def test_eval_clapnq_judge_answers_and_judges_with_one_provider(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    made: list[Any] = []
+    real_make = command._Model.make
+
+    def make(self: Any, name: str) -> Any:
+        made.append(real_make(self, name))
+        return made[-1]
+
+    monkeypatch.setattr(command._Model, "make", make)
+    api = _FakeJudgeAPI()
+    try:
+        result, exc = invoke([str(DATA / "clapnq_tiny.jsonl"), "--backend", "judge",
+                              "--provider", "openai", "--model", "judge-test",
+                              "--base-url", api.url, "--api-key", "sk-x", "--json"])  # fmt: skip
+    finally:
+        api.close()
+    assert exc is None, result.output
+    assert len(made) == 1  # one provider (a local model loads once), answering and judging
+    answered = [s for s in api.seen if "claim" not in s["body"]["messages"][-1]["content"]]
+    assert answered and len(answered) == json.loads(result.stdout)["examples"]
 
 
 def test_eval_judge_provider_errors_are_usage_errors() -> None:

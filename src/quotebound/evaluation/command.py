@@ -311,7 +311,10 @@ def _evaluate(
             with _bar(len(dataset.pairs), "judging", show) as tick:
                 return evaluate_pairs(dataset, backend, seed, tick)
         started = time.perf_counter()
-        outcomes = _outcomes(dataset, records, chosen, show)
+        # the judge's model answers too where the user chose one provider for both: a local
+        # model is loaded once, not twice
+        shared = judge_model if chosen.provider is not None else None
+        outcomes = _outcomes(dataset, records, chosen, show, shared)
         seconds = time.perf_counter() - started
         with _bar(len(outcomes), "checking support", show and backend is not None) as tick:
             return evaluate_answers(dataset, outcomes, backend, seed, seconds, tick,
@@ -321,15 +324,18 @@ def _evaluate(
 
 
 def _outcomes(
-    dataset: Dataset | None, records: list[Any], chosen: _Model, show: bool
+    dataset: Dataset | None, records: list[Any], chosen: _Model, show: bool, shared: Any = None
 ) -> list[AnswerOutcome]:
+    """The answers to check: from traces, from the dataset's outputs, or (CLAPNQ) written now
+    by the chosen provider (``shared``, the judge's, when it is the same one; left open)."""
     if dataset is None:
         return [outcome_of_trace(t) for t in records]
     if dataset.kind != "clapnq":
         return [outcome_of_output(ex) for ex in dataset.answers]
-    answerer = chosen.make(chosen.provider or "extractive")
+    answerer = shared if shared is not None else chosen.make(chosen.provider or "extractive")
     try:
         with _bar(len(dataset.answers), "answering", show) as tick:
             return run_pipeline(dataset.answers, answerer, tick)
     finally:
-        answerer.close()
+        if answerer is not shared:
+            answerer.close()
