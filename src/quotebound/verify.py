@@ -210,26 +210,6 @@ class Verdict:
         }
 
 
-@dataclass(slots=True)
-class _Checked:
-    """A citation mid-check: its result so far and, once its span passed, its evidence."""
-
-    parsed: ParsedCitation
-    reason: str | None = None
-    message: str | None = None
-    span: tuple[int, int] | None = None
-    evidence: Evidence | None = None
-
-    def fail(self, reason: str, message: str) -> None:
-        self.reason, self.message, self.evidence = reason, message, None
-
-    def result(self) -> Citation:
-        p = self.parsed
-        return Citation(
-            p.ref, p.source_id, p.quote, self.reason is None, self.reason, self.span, self.message
-        )
-
-
 def verify(
     ws: WorkingSet, output: str, format: str = "auto", policy: Policy | None = None
 ) -> Verdict:
@@ -263,17 +243,24 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
             msg = f"claim {n} states a number or date but cites no source"
             return Claim(claim.text, (), False, "unmarked_claim", msg)
         return Claim(claim.text, (), False, "no_citation", f"claim {n} cites no source")
-    checked = [_check_citation(ws, n, c, policy) for c in claim.citations]
-    evidence = [c.evidence for c in checked if c.evidence is not None]
+    results: list[Citation] = []
+    evidence: list[Evidence] = []
+    passing: list[int] = []  # the citations that passed steps 1-3, with evidence
+    for cit in claim.citations:
+        result, found = _check_citation(ws, n, cit, policy)
+        if found is not None:
+            passing.append(len(results))
+            evidence.append(found)
+        results.append(result)
     if evidence:
         gap = claim_gap(normalize(claim.text), evidence, ignore=ws.id_tokens)
         if gap is not None:
-            passing = [c for c in checked if c.evidence is not None]
-            message = _support_message(n, gap, passing)
-            for c in passing:
-                c.fail(_SUPPORT_REASON[gap.kind], message)
-    results = tuple([c.result() for c in checked])
-    return settled_claim(n, claim.text, results)
+            message = _support_message(n, gap, [results[i] for i in passing])
+            for i in passing:
+                results[i] = replace(
+                    results[i], valid=False, reason=_SUPPORT_REASON[gap.kind], message=message
+                )
+    return settled_claim(n, claim.text, tuple(results))
 
 
 def verdict_status(claims: tuple[Claim, ...]) -> Status:
@@ -292,33 +279,34 @@ def settled_claim(n: int, text: str, citations: tuple[Citation, ...]) -> Claim:
     return Claim(text, citations, False, "no_valid_citation", f"claim {n} has no valid citation")
 
 
-def _support_message(n: int, gap: Missing, passing: list[_Checked]) -> str:
+def _support_message(n: int, gap: Missing, passing: list[Citation]) -> str:
     what = {"identifier": "identifier", "number": "number", "quoted_text": "quoted words"}
     items = ", ".join(gap.items)
     label = what[gap.kind] + ("s" if len(gap.items) > 1 and gap.kind != "quoted_text" else "")
-    cited = ", ".join(dict.fromkeys(c.parsed.source_id or "" for c in passing))
-    where = "the quotes from" if any(c.parsed.quote for c in passing) else ""
+    cited = ", ".join(dict.fromkeys(c.source or "" for c in passing))
+    where = "the quotes from" if any(c.quote for c in passing) else ""
     return f"claim {n}: {label} {items} not found in {where} {cited}".replace("  ", " ")
 
 
+_Checked = tuple[Citation, Evidence | None]  # a citation checked, and its evidence if it passed
+
+
+def _failed(cit: ParsedCitation, reason: str, message: str) -> _Checked:
+    return Citation(cit.ref, cit.source_id, cit.quote, False, reason, None, message), None
+
+
 def _check_citation(ws: WorkingSet, n: int, cit: ParsedCitation, policy: Policy) -> _Checked:
-    out = _Checked(cit)
     sid = cit.source_id
     source = None if sid is None else ws.get(sid)
     if sid is None or source is None:
-        out.fail("unknown_source", f"claim {n} cites {cit.ref!r}, which was not sent")
-        return out
+        return _failed(cit, "unknown_source", f"claim {n} cites {cit.ref!r}, which was not sent")
     if source.kind == "user" and not policy.user_is_evidence:
-        out.fail("cites_user_message", f"claim {n} cites {sid}, the user's own message")
-        return out
+        return _failed(cit, "cites_user_message", f"claim {n} cites {sid}, the user's own message")
     if cit.quote is None or not cit.quote.strip():
         if cit.needs_quote:
-            out.fail("quote_missing", f"claim {n}: citation of {sid} has no quote")
-        else:
-            out.evidence = ws.evidence(sid)
-        return out
-    _check_quote(ws, n, out, sid, cit.quote, policy)
-    return out
+            return _failed(cit, "quote_missing", f"claim {n}: citation of {sid} has no quote")
+        return Citation(cit.ref, sid, cit.quote, True), ws.evidence(sid)
+    return _check_quote(ws, n, cit, sid, cit.quote, policy)
 
 
 def _trimmed(normalized: str) -> str:
@@ -347,33 +335,33 @@ def quote_words(quote: str) -> int:
 
 
 def _check_quote(
-    ws: WorkingSet, n: int, out: _Checked, sid: str, quote: str, policy: Policy
-) -> None:
+    ws: WorkingSet, n: int, cit: ParsedCitation, sid: str, quote: str, policy: Policy
+) -> _Checked:
     full = normalize(quote)
     trimmed = _trimmed(full)
     words = _count_words(trimmed)
     if words < policy.min_quote_words:
-        out.fail(
+        return _failed(
+            cit,
             "quote_too_short",
             f"claim {n}: quote from {sid} has {words} words, fewer than {policy.min_quote_words}",
         )
-        return
     if words > policy.max_quote_words:
-        out.fail(
+        return _failed(
+            cit,
             "quote_too_long",
             f"claim {n}: quote from {sid} has {words} words, more than {policy.max_quote_words}",
         )
-        return
     candidates = [full] if trimmed == full else [full, trimmed]
     for cand in candidates:
         span = ws.locate(sid, cand)
         if span is not None:
-            out.span, out.evidence = span, Evidence(cand)
-            return
+            return Citation(cit.ref, sid, quote, True, None, span), Evidence(cand)
     holder = ws.holder_of(candidates, exclude=sid)
     if holder is not None:
-        out.fail(
-            "quote_in_other_source", f"claim {n}: quote is not in the cited {sid} but in {holder}"
+        return _failed(
+            cit,
+            "quote_in_other_source",
+            f"claim {n}: quote is not in the cited {sid} but in {holder}",
         )
-        return
-    out.fail("quote_not_found", f"claim {n}: quote not found in {sid}")
+    return _failed(cit, "quote_not_found", f"claim {n}: quote not found in {sid}")
