@@ -229,7 +229,7 @@ class WorkingSet:
     @property
     def ids(self) -> tuple[str, ...]:
         """The allowed ids, in the order sent."""
-        return tuple(s.id for s in self.sources)
+        return tuple(self._by_id)  # (a dict keeps the order its keys were added in)
 
     def get(self, source_id: str) -> Source | None:
         """The source with exactly this id, or None: no fuzzy matching, ever."""
