@@ -439,6 +439,7 @@ def two_word_sources(draw: st.DrawFn) -> tuple[str, str, str]:
 
 @SLOW
 @given(two_word_sources())
+@example((" X X&#x2014;X XX ", " X ", "X X&#x2014;X XX"))  # an "x" inside the reference
 def test_quote_is_valid_in_its_source_and_reported_elsewhere(case: tuple[str, str, str]) -> None:
     first, second, quote = case
     ws = WorkingSet([Source("A", first), Source("B", second)])
