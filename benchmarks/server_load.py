@@ -134,14 +134,18 @@ def main() -> int:
             proc.wait(timeout=30)
     print(f"# POST /v1/verify, {len(payload) / 1024:.1f} KB body (20 sources, 8 claims, 11 "
           f"citations); {args.seconds:g} s per level")  # fmt: skip
-    print(f"# {platform.python_implementation()} {platform.python_version()}, "
-          f"{os.cpu_count()} CPUs, one uvicorn process; client on the same machine")
+    print(
+        f"# {platform.python_implementation()} {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs, one uvicorn process; client on the same machine"
+    )
     print()
     print("| clients | requests | requests/s | p50 ms | p99 ms | errors |")
     print("|--------:|---------:|-----------:|-------:|-------:|-------:|")
     for r in rows:
-        print(f"| {r['clients']:>7} | {r['requests']:>8} | {r['rps']:>10.0f} | "
-              f"{r['p50_ms']:>6.2f} | {r['p99_ms']:>6.2f} | {r['errors']:>6} |")
+        print(
+            f"| {r['clients']:>7} | {r['requests']:>8} | {r['rps']:>10.0f} | "
+            f"{r['p50_ms']:>6.2f} | {r['p99_ms']:>6.2f} | {r['errors']:>6} |"
+        )
     return 0
 
 

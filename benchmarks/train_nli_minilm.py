@@ -130,17 +130,32 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = load_dev(args.data)
     train, held = split(rows, args.holdout, args.seed)
-    print(f"dev rows {len(rows)}: train {len(train)}, held out {len(held)} "
-          f"(supported {sum(r[2] for r in train)}/{sum(r[2] for r in held)})", flush=True)
+    print(
+        f"dev rows {len(rows)}: train {len(train)}, held out {len(held)} "
+        f"(supported {sum(r[2] for r in train)}/{sum(r[2] for r in held)})",
+        flush=True,
+    )
 
     def encode(batch):
         premises, hyps, labels = zip(*batch, strict=True)
         try:
-            enc = tok(list(premises), list(hyps), truncation="only_first",
-                      max_length=args.max_length, padding=True, return_tensors="pt")
+            enc = tok(
+                list(premises),
+                list(hyps),
+                truncation="only_first",
+                max_length=args.max_length,
+                padding=True,
+                return_tensors="pt",
+            )
         except Exception:  # the claim alone exceeds max_length
-            enc = tok(list(premises), list(hyps), truncation="longest_first",
-                      max_length=args.max_length, padding=True, return_tensors="pt")
+            enc = tok(
+                list(premises),
+                list(hyps),
+                truncation="longest_first",
+                max_length=args.max_length,
+                padding=True,
+                return_tensors="pt",
+            )
         enc["labels"] = torch.tensor(labels)
         return enc
 
@@ -178,9 +193,14 @@ def main(argv: list[str] | None = None) -> int:
             opt.zero_grad()
             loss_sum += float(loss.detach())
         acc = accuracy(held)
-        history.append({"epoch": epoch, "train_loss": loss_sum / steps_per_epoch,
-                        "held_out_acc": acc,
-                        "elapsed_s": round(time.perf_counter() - t0, 1)})
+        history.append(
+            {
+                "epoch": epoch,
+                "train_loss": loss_sum / steps_per_epoch,
+                "held_out_acc": acc,
+                "elapsed_s": round(time.perf_counter() - t0, 1),
+            }
+        )
         print(json.dumps(history[-1]), flush=True)
         if acc > best[0]:
             best = (acc, epoch, copy.deepcopy(model.state_dict()))
@@ -193,12 +213,23 @@ def main(argv: list[str] | None = None) -> int:
     tok.save_pretrained(str(out))
     summary = {
         "what": "all-MiniLM-L6-v2 + binary head fine-tuned on AttributionBench dev by "
-                "benchmarks/train_nli_minilm.py (not MiniCheck/HHEM, not general NLI)",
-        "base": str(base), "data": str(args.data), "rows": len(rows), "train": len(train),
-        "held_out": len(held), "epochs": args.epochs, "best_epoch": best[1],
-        "held_out_acc": best[0], "batch_size": args.batch_size, "lr": args.lr,
-        "max_length": args.max_length, "seed": args.seed, "train_seconds": round(train_s, 1),
-        "history": history, "torch": torch.__version__, "transformers": transformers.__version__,
+        "benchmarks/train_nli_minilm.py (not MiniCheck/HHEM, not general NLI)",
+        "base": str(base),
+        "data": str(args.data),
+        "rows": len(rows),
+        "train": len(train),
+        "held_out": len(held),
+        "epochs": args.epochs,
+        "best_epoch": best[1],
+        "held_out_acc": best[0],
+        "batch_size": args.batch_size,
+        "lr": args.lr,
+        "max_length": args.max_length,
+        "seed": args.seed,
+        "train_seconds": round(train_s, 1),
+        "history": history,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
     }
     (out / "training_summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps({k: v for k, v in summary.items() if k != "history"}), flush=True)

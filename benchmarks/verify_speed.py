@@ -425,9 +425,7 @@ def time_size(sources: Sequence[Source], raw: str, valid_raw: str) -> Timings:
         prepared=median_seconds(unseen(lambda: verify(prepared_ws, raw, "json"))),
         afresh=median_seconds(unseen(lambda: verify(WorkingSet(sources), raw, "json"))),
         baseline=median_seconds(unseen(lambda: baseline_validate(raw, sources))),
-        afresh_valid=median_seconds(
-            unseen(lambda: verify(WorkingSet(sources), valid_raw, "json"))
-        ),
+        afresh_valid=median_seconds(unseen(lambda: verify(WorkingSet(sources), valid_raw, "json"))),
     )
 
 

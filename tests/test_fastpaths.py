@@ -200,9 +200,9 @@ FACT_PIECES = [
     "2nd", "14-day", "job-14", "job_14", "x86_64", "s2", "q3", "(14)", "14.", "-14", "_14",
     "1.", ".5", "a14", "14a", "\"cap is\"", '"14"', "cap", "the", "\u0663", "\uff11\uff14",
 ]  # fmt: skip
-fact_text = st.lists(
-    st.sampled_from(FACT_PIECES), max_size=8
-).map(lambda pieces: normalize(" ".join(pieces)))
+fact_text = st.lists(st.sampled_from(FACT_PIECES), max_size=8).map(
+    lambda pieces: normalize(" ".join(pieces))
+)
 
 
 @FAST

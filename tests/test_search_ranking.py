@@ -402,9 +402,7 @@ def test_given_up_sizes_leave_search_exact(tmp_path: Path) -> None:
         _assert_exact(store, 20, SEED + 29)
     # the rebuild docs/corpus.md gives: reset, then one open catches every chunk up
     conn = sqlite3.connect(path, isolation_level=None)
-    conn.executescript(
-        "UPDATE fts_term_sizes_state SET covered = 0; DELETE FROM fts_term_sizes"
-    )
+    conn.executescript("UPDATE fts_term_sizes_state SET covered = 0; DELETE FROM fts_term_sizes")
     conn.close()
     with open_store(f"sqlite:///{path}") as store:
         assert isinstance(store, SQLiteStore)

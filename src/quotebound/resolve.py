@@ -99,9 +99,7 @@ def text_fragment(quote: str) -> str:
     return ",".join(_percent(p, safe="").replace("-", "%2D") for p in parts)
 
 
-def build_cards(
-    verdict: Verdict, ws: WorkingSet
-) -> tuple[list[Card], list[tuple[ClaimCite, ...]]]:
+def build_cards(verdict: Verdict, ws: WorkingSet) -> tuple[list[Card], list[tuple[ClaimCite, ...]]]:
     """Cards for the kept claims' valid citations, and each kept claim's citations (card
     number, source id, span), in citation order."""
     numbers: dict[str, int] = {}

@@ -57,9 +57,7 @@ class PostgresStore(SQLStore):
         except psycopg.Error as exc:
             raise StoreError(f"store read failed: {exc}") from exc
 
-    def _ranked(
-        self, terms: list[str], where: str, params: list[object], limit: int
-    ) -> list[Hit]:
+    def _ranked(self, terms: list[str], where: str, params: list[object], limit: int) -> list[Hit]:
         sql = (
             f"SELECT {HIT_COLUMNS}, ts_rank_cd(ct.tsv, q.query) AS score "
             "FROM (SELECT to_tsquery('english', ?) AS query) q "

@@ -153,9 +153,7 @@ class SQLStore(AccessMixin, Store):
         return self._ranked(terms, where, params, limit)
 
     @abstractmethod
-    def _ranked(
-        self, terms: list[str], where: str, params: list[object], limit: int
-    ) -> list[Hit]:
+    def _ranked(self, terms: list[str], where: str, params: list[object], limit: int) -> list[Hit]:
         """The best ``limit`` visible occurrences for the OR of ``terms``: the backend's
         ranked query, with the visibility clause ``where`` (ACL, corpus) inside it."""
 

@@ -637,9 +637,7 @@ class SQLiteStore(SQLStore):
                 self._conn.execute("COMMIT")
             cur.close()
 
-    def _ranked(
-        self, terms: list[str], where: str, params: list[object], limit: int
-    ) -> list[Hit]:
+    def _ranked(self, terms: list[str], where: str, params: list[object], limit: int) -> list[Hit]:
         tokens = None
         if 1 < len(terms) <= _MAX_BOUNDED_WORDS:  # else no bounds, no statistics (_bounded)
             cur = self._conn.cursor()
