@@ -30,7 +30,7 @@ Reproduce (about 15 minutes on two busy CPU cores), then measure with the projec
     .venv/bin/python benchmarks/train_nli_minilm.py --out /tmp/quotebound-nli-minilm-ab
     .venv/bin/quotebound eval \\
         ../shared/data/attributionbench/test_all_subset_balanced_sampled500.jsonl \\
-        --backend nli --model-path /tmp/quotebound-nli-minilm-ab --json
+        --backend nli --nli-model /tmp/quotebound-nli-minilm-ab --json
 """
 
 from __future__ import annotations

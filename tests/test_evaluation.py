@@ -1015,6 +1015,14 @@ def test_eval_clapnq_judge_answers_and_judges_with_one_provider(
     assert answered and len(answered) == json.loads(result.stdout)["examples"]
 
 
+@pytest.mark.parametrize("option", ["--nli-model", "--model-path"])
+def test_eval_nli_model_option_and_its_older_name(option: str, tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-model"
+    _, exc = invoke([str(DATA / "attributionbench_tiny.jsonl"), "--backend", "nli",
+                     option, str(missing)])  # fmt: skip
+    assert isinstance(exc, EntailmentError) and str(missing) in str(exc)
+
+
 def test_eval_judge_provider_errors_are_usage_errors() -> None:
     path = str(DATA / "attributionbench_tiny.jsonl")
     _, exc = invoke([path, "--backend", "judge", "--provider", "extractive"])

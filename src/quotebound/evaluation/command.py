@@ -187,8 +187,11 @@ def _check_arguments(
     help="The entailment backend; none skips the checks that need one.",
 )
 @click.option(
-    "--model-path",
+    "--nli-model",
+    "--model-path",  # its older name: --model-path is a GGUF file in ask and check-support
+    "model_path",
     type=click.Path(path_type=Path),
+    metavar="PATH",
     help="The local model (a directory) of the nli backend.",
 )
 @click.option(
