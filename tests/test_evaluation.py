@@ -931,19 +931,22 @@ class _FakeJudgeAPI:
         self.labels = {"Neil": "supported", "Paris": "contradicted", "The bridge": "supported",
                        "Water": "unrelated", "Cats": "not-a-label"}  # fmt: skip
         self.seen: list[dict[str, Any]] = []
+        # what it answers a question with: one claim, quoting the first CLAPNQ passage
+        self.answer = {"answerable": True, "claims": [{
+            "text": "The bridge opened on 19 March 1932.", "citations": [{
+                "source": "S1", "quote": "The harbour bridge opened to traffic on 19 March 1932"
+            }]}]}  # fmt: skip
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 fake.seen.append({"path": self.path, "auth": self.headers.get("Authorization"),
                                   "body": body})  # fmt: skip
-                try:
-                    claim = json.loads(body["messages"][-1]["content"])["claim"]
-                except (ValueError, KeyError, TypeError):  # asked to answer, not to judge
-                    claim = None
-                if claim is None:
-                    content = json.dumps({"answerable": False, "missing": "fake", "claims": []})
-                else:
+                asked = body["messages"][-1]["content"]
+                if "<sources>" in json.dumps(body["messages"]):  # asked to answer (CLAPNQ)
+                    content = json.dumps(fake.answer)
+                else:  # asked to judge: anything else fails loudly
+                    claim = json.loads(asked)["claim"]
                     label = next(v for k, v in fake.labels.items() if claim.startswith(k))
                     content = json.dumps({"label": label}) if "response_format" in body else label
                 reply = json.dumps({"id": "x", "model": body["model"], "choices": [
@@ -995,11 +998,15 @@ def test_eval_clapnq_judge_answers_and_judges_with_one_provider(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     made: list[Any] = []
+    closed: list[Any] = []
     real_make = command._Model.make
 
     def make(self: Any, name: str) -> Any:
-        made.append(real_make(self, name))
-        return made[-1]
+        provider = real_make(self, name)
+        real_close = provider.close
+        monkeypatch.setattr(provider, "close", lambda: (closed.append(provider), real_close()))
+        made.append(provider)
+        return provider
 
     monkeypatch.setattr(command._Model, "make", make)
     api = _FakeJudgeAPI()
@@ -1010,9 +1017,12 @@ def test_eval_clapnq_judge_answers_and_judges_with_one_provider(
     finally:
         api.close()
     assert exc is None, result.output
-    assert len(made) == 1  # one provider (a local model loads once), answering and judging
-    answered = [s for s in api.seen if "claim" not in s["body"]["messages"][-1]["content"]]
-    assert answered and len(answered) == json.loads(result.stdout)["examples"]
+    assert len(made) == 1 and closed == made  # one provider (a local model loads once), closed
+    contents = [json.dumps(s["body"]["messages"]) for s in api.seen]
+    answered = [c for c in contents if "<sources>" in c]
+    judged = [c for c in contents if "<sources>" not in c]
+    # every question answered (a repair asks again), and claims judged, all through it
+    assert len(answered) >= json.loads(result.stdout)["examples"] and judged
 
 
 @pytest.mark.parametrize("option", ["--nli-model", "--model-path"])

@@ -2,9 +2,10 @@
 
 - ``normalize_regular`` (the C-level light path) equals the offset-preserving builder;
 - ``contains_words`` equals ``find_words``;
-- the word count of a quote equals the count by one regex per word;
+- the word count of a quote is its number of space-separated tokens with a letter or digit;
 - ``inert_text`` is sound: in an inert text every ASCII run of the normalised text is in the
   original lower-cased (digit runs as they are), which is what ``holder_of`` relies on;
+  ``_may_hold`` never rules out an inert text that holds the needle;
 - ``holder_of`` with its prefilter, prepared or not, names the same source as a search of
   every other source's full normalised text;
 - ``id_tokens`` equals normalising every id;

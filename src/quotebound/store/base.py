@@ -233,8 +233,9 @@ class Store(ABC):
 
     @abstractmethod
     def get_traces(self, trace_ids: Sequence[str], owner: str | None = None) -> list[TraceRecord]:
-        """The stored traces of ``trace_ids``, in that order, read together (a few queries in
-        all, not a few per trace); an id unknown or (with ``owner``) someone else's is left out."""
+        """The stored traces of ``trace_ids``, in that order (an id given twice, once), read
+        together (a few queries in all, not a few per trace); an id unknown or (with
+        ``owner``) someone else's is left out."""
 
     @abstractmethod
     def list_traces(self, owner: str | None, limit: int = 50) -> list[TraceSummary]:
