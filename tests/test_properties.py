@@ -332,6 +332,15 @@ outputs = st.one_of(
 )
 JSON_KEYS = ["answerable", "claims", "text", "citations", "source", "quote", "cites"]
 JSON_KEYS += ["missing", "answer"]
+
+
+def _nested(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    # (a function, not a lambda: hypothesis reads the source of ``extend`` to check that it
+    # recurses, and a lambda inside a call is not always read whole)
+    keyed = st.dictionaries(st.sampled_from(JSON_KEYS), inner, max_size=5)
+    return st.lists(inner, max_size=4) | keyed
+
+
 json_values = st.recursive(
     st.none()
     | st.booleans()
@@ -339,14 +348,7 @@ json_values = st.recursive(
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=12)
     | st.sampled_from(["S1", "S2", "1", "doc_user", "16 weeks of paid parental"]),
-    lambda inner: (
-        st.lists(inner, max_size=4)
-        | st.dictionaries(
-            st.sampled_from(JSON_KEYS),
-            inner,
-            max_size=5,
-        )
-    ),
+    _nested,
     max_leaves=25,
 )
 
