@@ -26,7 +26,9 @@ with about 20% of the documents readable only by one ACL group:
 3. traces: 500 ``write_trace`` calls of a realistic ``TraceRecord`` (8 sources of ~700
    characters from the corpus, one attempt with a ~1.5 KB JSON answer and its real verdict
    from ``quotebound.verify``, an ~8 KB prompt): p50/p95/p99 ms per write, then
-   ``get_trace`` of each (p50/p95 ms), every record checked equal to what was written.
+   ``get_trace`` of each (p50/p95 ms), every record checked equal to what was written, and
+   ``get_traces`` of the 200 last written together (best of five, ms), as a trace list reads
+   them.
 
 Latencies are single calls timed with ``time.perf_counter`` from one caller, one at a time.
 SQLite runs on a file in a temporary directory, as ``open_store("sqlite:///...")`` opens
@@ -84,6 +86,7 @@ WARMUP_QUERIES = 40
 LIMIT = 10
 MIN_NONEMPTY = 0.9
 TRACES = 500
+LIST_TRACES = 200  # the most GET /v1/traces returns
 TRACE_SOURCES = 8
 PROMPT_CHARS = 8000
 
@@ -672,6 +675,7 @@ class Result:
     scores: list[list[float]] = field(default_factory=list)
     write_ms: list[float] = field(default_factory=list)
     read_ms: list[float] = field(default_factory=list)
+    list_ms: list[float] = field(default_factory=list)
 
 
 def run_backend(
@@ -760,6 +764,14 @@ def _traces(store: Store, traces: Sequence[TraceRecord], res: Result, label: str
         took, back = timed(lambda t=t: store.get_trace(t.id))
         res.read_ms.append(took * 1000)
         assert back == t, f"trace {t.id} did not round-trip"
+    # a trace list (GET /v1/traces, eval --traces): the LIST_TRACES newest, read together
+    newest = [t.id for t in traces[-LIST_TRACES:]]
+    expected = {t.id: t for t in traces}
+    for _ in range(5):
+        gc.collect()
+        took, back = timed(lambda: store.get_traces(newest))
+        res.list_ms.append(took * 1000)
+        assert back == [expected[i] for i in newest], "get_traces did not round-trip"
     _note(label, f"wrote and read {len(traces)} traces")
 
 
@@ -963,6 +975,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ("traces written/s", each(lambda r: f"{1e3 / statistics.fmean(r.write_ms):,.0f}")),
             ("get_trace p50 ms", each(lambda r: f"{pct(r.read_ms, 50):.2f}")),
             ("get_trace p95 ms", each(lambda r: f"{pct(r.read_ms, 95):.2f}")),
+            (f"get_traces of {LIST_TRACES} ms", each(lambda r: f"{min(r.list_ms):.1f}")),
         ],
     )  # fmt: skip
 
