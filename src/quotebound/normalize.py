@@ -781,12 +781,3 @@ def contains_words(hay: str, needle: str) -> bool:
             return True
         i = hay.find(needle, i + 1)
     return False
-    check_left, check_right = needle[0].isalnum(), needle[-1].isalnum()
-    size = len(needle)
-    while i >= 0:
-        if not (check_left and _cuts_left(hay, i)) and not (
-            check_right and _cuts_right(hay, i + size)
-        ):
-            return True
-        i = hay.find(needle, i + 1)
-    return False
