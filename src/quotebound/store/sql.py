@@ -382,7 +382,7 @@ class SQLStore(AccessMixin, Store):
                 raise NotFoundError(
                     f"no document {key!r}" + (f" version {version}" if version else "")
                 )
-            return self._blob(cur, row[0])
+            return self._blobs(cur, [row[0]])[row[0]]
 
     def delete(self, key: str) -> bool:
         with self._tx() as cur:
@@ -449,10 +449,7 @@ class SQLStore(AccessMixin, Store):
     def _traces(self, cur: Cursor, ids: list[str], owner: str | None) -> dict[str, TraceRecord]:
         """The traces of ``ids`` (at most ``_BATCH``) by id: four queries, whatever their number."""
         cur.execute(
-            self._sql(
-                "SELECT id, created_at, question, model, corpus, status, owner, prompt_hash, "
-                f"timings, counts, retrieved FROM traces WHERE id IN ({_marks(len(ids))})"
-            ),
+            self._sql(f"SELECT {_TRACE_COLUMNS} FROM traces WHERE id IN ({_marks(len(ids))})"),
             ids,
         )
         rows = [r for r in cur.fetchall() if owner is None or r[6] == owner]
@@ -517,10 +514,3 @@ class SQLStore(AccessMixin, Store):
         if missing:  # pragma: no cover - blobs are written in the same transaction
             raise NotFoundError(f"stored text {missing[0][:12]} is missing")
         return out
-
-    def _blob(self, cur: Cursor, digest: str) -> str:
-        cur.execute(self._sql("SELECT text FROM blobs WHERE hash = ?"), (digest,))
-        row = cur.fetchone()
-        if row is None:  # pragma: no cover - blobs are written in the same transaction
-            raise NotFoundError(f"stored text {digest[:12]} is missing")
-        return str(row[0])
