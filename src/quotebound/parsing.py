@@ -192,20 +192,14 @@ def _type(value: Any) -> str:
 
 
 def _json_claim(ws: WorkingSet, i: int, claim: Any) -> ParsedClaim:
-    if type(claim) is dict and type(text := claim.get("text")) is str:
-        items = claim.get("citations")
-        if type(items) is list:  # the usual shape, checked fast
-            cits = [_json_citation(ws, i, j, c) for j, c in enumerate(items)]
-        else:
-            cits = _json_cites(ws, i, claim)
-    else:
+    if type(claim) is not dict or type(text := claim.get("text")) is not str:  # (fast: usual)
         where = f"claims[{i}]"
         if not isinstance(claim, dict):
             raise _Shape(f"{where} must be an object, got {_type(claim)}")
         text = claim.get("text")
         if not isinstance(text, str):
             raise _Shape(f"{where}.text must be a string, got {_type(text)}")
-        cits = _json_cites(ws, i, claim)
+    cits = _json_cites(ws, i, claim)
     # Markers inside a JSON claim's text ("... 16 weeks [S1].") are dropped, not trusted:
     # the citations list is what gets checked.
     body = _strip_markers(ws, text)[0] if ("[" in text or "(" in text) else text.strip()
@@ -214,13 +208,14 @@ def _json_claim(ws: WorkingSet, i: int, claim: Any) -> ParsedClaim:
 
 def _json_cites(ws: WorkingSet, i: int, claim: dict[str, Any]) -> list[ParsedCitation]:
     """A claim's citations from its ``citations`` list, or else from its ``cites`` ids."""
-    where = f"claims[{i}]"
-    if "citations" in claim:
-        items = claim["citations"]
-        if not isinstance(items, list):
-            raise _Shape(f"{where}.citations must be a list")
+    items = claim.get("citations")
+    if isinstance(items, list):
         return [_json_citation(ws, i, j, c) for j, c in enumerate(items)]
-    return [_citation(ws, ref, None, False) for ref in _ref_list(claim.get("cites"), where)]
+    if "citations" in claim:
+        raise _Shape(f"claims[{i}].citations must be a list")
+    return [
+        _citation(ws, ref, None, False) for ref in _ref_list(claim.get("cites"), f"claims[{i}]")
+    ]
 
 
 def _ref_text(value: Any, where: str) -> str:
