@@ -64,6 +64,12 @@ def _canonical(token: str) -> list[str]:
     return out
 
 
+def _has_letter(token: str) -> bool:
+    """Whether a token with a digit has a letter or ``_`` too: an identifier, unless it is a
+    number with a unit (``scan``)."""
+    return any(c.isalpha() or c == "_" for c in token)
+
+
 def scan(text: str) -> tuple[list[str], list[tuple[str, str]]]:
     """Identifiers, and numbers as (written, canonical) pairs, in normalised text, in order.
 
@@ -77,7 +83,7 @@ def scan(text: str) -> tuple[list[str], list[tuple[str, str]]]:
     for token in _tokens(text):
         if token.isdigit():
             nums.append((token, token.lstrip("0") or "0"))  # _value() of a plain digit run
-        elif not any(c.isalpha() or c == "_" for c in token):
+        elif not _has_letter(token):
             nums.extend((p, v) for p in _NUMBER.findall(token) for v in _canonical(p))
         elif (unit := _NUMBER_WITH_UNIT.fullmatch(token)) is not None:
             nums.extend((unit.group(1), v) for v in _canonical(unit.group(1)))
@@ -194,13 +200,10 @@ def _held_as_written(text: str, held: list[str]) -> bool:
     written as the token itself) or an identifier, found as written, on word boundaries, in
     one of the texts. False where that is not so (the full check then decides)."""
     for token in _tokens(text):
-        if (
-            not token.isdigit()
-            and _NUMBER.fullmatch(token) is None
-            and (
-                _NUMBER_WITH_UNIT.fullmatch(token) is not None
-                or not any(c.isalpha() or c == "_" for c in token)
-            )
+        if not (
+            token.isdigit()
+            or _NUMBER.fullmatch(token) is not None
+            or (_has_letter(token) and _NUMBER_WITH_UNIT.fullmatch(token) is None)  # as scan()
         ):
             return False  # a number with a unit, or a list or range: its facts differ
         for hay in held:  # (a loop, not any() over a generator: this runs per token)
