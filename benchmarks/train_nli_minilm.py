@@ -138,24 +138,21 @@ def main(argv: list[str] | None = None) -> int:
 
     def encode(batch):
         premises, hyps, labels = zip(*batch, strict=True)
+
+        def tokenized(truncation: str):
+            return tok(
+                list(premises),
+                list(hyps),
+                truncation=truncation,
+                max_length=args.max_length,
+                padding=True,
+                return_tensors="pt",
+            )
+
         try:
-            enc = tok(
-                list(premises),
-                list(hyps),
-                truncation="only_first",
-                max_length=args.max_length,
-                padding=True,
-                return_tensors="pt",
-            )
+            enc = tokenized("only_first")
         except Exception:  # the claim alone exceeds max_length
-            enc = tok(
-                list(premises),
-                list(hyps),
-                truncation="longest_first",
-                max_length=args.max_length,
-                padding=True,
-                return_tensors="pt",
-            )
+            enc = tokenized("longest_first")
         enc["labels"] = torch.tensor(labels)
         return enc
 
