@@ -35,10 +35,10 @@ from typing import Any
 
 from quotebound.corpus import LoadedDocument
 from quotebound.ingest import chunk_document
-from quotebound.normalize import normalize
 from quotebound.pipeline import Answer, AskOptions, ask
 from quotebound.providers import ExtractiveProvider, Provider
 from quotebound.store import open_store
+from quotebound.text import normalize
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "clapnq"
 SEED = 20261129

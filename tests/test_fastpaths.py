@@ -27,20 +27,21 @@ from hypothesis import strategies as st
 
 from fuzzing import scaled
 from quotebound import NormalizedText, Policy, Source, WorkingSet, normalize, verify
-from quotebound.normalize import (
+from quotebound.support import ClaimFacts, claim_gap, missing_facts
+from quotebound.text._fast import (
     _cut_after,
     _cut_before,
     _cut_ok,
+    _may_hold,
     ascii_lowered,
-    contains_words,
-    find_words,
     inert_text,
     locate_inert,
-    normalize_regular,
 )
-from quotebound.sources import _may_hold
-from quotebound.support import ClaimFacts, Evidence, _tokens, claim_gap, missing_facts
-from quotebound.verify import _count_words, _trimmed
+from quotebound.text.normalize import normalize_regular
+from quotebound.text.tokens import Evidence, _tokens
+from quotebound.text.words import contains_words, find_words
+from quotebound.text.words import count_words as _count_words
+from quotebound.text.words import trimmed as _trimmed
 
 FAST = settings(max_examples=scaled(400), deadline=None)
 

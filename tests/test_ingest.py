@@ -17,8 +17,8 @@ from fuzzing import scaled
 from quotebound.corpus import LoadedDocument, Page, Section
 from quotebound.errors import IngestError, InputError
 from quotebound.ingest import SUPPORTED_SUFFIXES, chunk_document, iter_files, load_file
-from quotebound.ingest.chunker import sentence_spans
 from quotebound.ingest.loaders import PAGE_SEPARATOR, clean_text
+from quotebound.text.sentences import sentence_spans
 
 CONTOSO = Path(__file__).resolve().parents[2] / "shared" / "data" / "contoso_hr_benefits" / "pdfs"
 

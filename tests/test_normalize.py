@@ -7,7 +7,7 @@ import unicodedata
 import pytest
 
 from quotebound import NORMALIZATION_VERSION, NormalizedText, normalize
-from quotebound.normalize import _COMPOSING_STARTERS
+from quotebound.text.normalize import _COMPOSING_STARTERS
 
 
 def test_composing_starters_match_unicodedata() -> None:

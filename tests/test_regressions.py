@@ -127,7 +127,7 @@ def test_trace_marks_the_quotes_of_the_answer_that_was_served(
 
 def test_quote_word_count_is_one_rule_for_verifier_schema_and_extractive(tmp_path: Path) -> None:
     from quotebound.contract import answer_schema
-    from quotebound.verify import quote_words
+    from quotebound.text import quote_words
 
     assert quote_words("Leave – 16 weeks here.") == 4 and quote_words("Leave – 16 weeks") == 3
     text = "Leave – 16 weeks. Parental leave lasts sixteen weeks in total."

@@ -6,9 +6,9 @@ The public surface is what ``__all__`` lists; everything else is private and may
 from __future__ import annotations
 
 from .errors import InputError, PolicyError, QuoteboundError, SourceError
-from .normalize import NORMALIZATION_VERSION, NormalizedText, normalize
 from .parsing import DEFAULT_SENTINELS, FORMATS
 from .sources import Source, WorkingSet
+from .text.normalize import NORMALIZATION_VERSION, NormalizedText, normalize
 from .verify import (
     CITATION_REASONS,
     CLAIM_REASONS,

@@ -15,11 +15,11 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from .ingest.chunker import sentence_spans
 from .parsing import DEFAULT_SENTINELS
 from .providers.base import Capabilities, Message, Request
 from .sources import WorkingSet
-from .verify import Policy, quote_words
+from .text import quote_words, sentence_spans
+from .verify import Policy
 
 SENTINEL = DEFAULT_SENTINELS[0]  # "Not covered by the provided documents."
 EVIDENCE_SENTINEL = DEFAULT_SENTINELS[1]  # "INSUFFICIENT_CONTEXT"

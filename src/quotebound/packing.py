@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .errors import SourceError
-from .normalize import normalize
 from .sources import Source, WorkingSet
 from .store.base import Hit, TraceSource
+from .text.normalize import normalize
 
 DEFAULT_BUDGET_CHARS = 12_000
 DEFAULT_MAX_SOURCES = 20

@@ -27,8 +27,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from .normalize import scrub
 from .sources import WorkingSet
+from .text.normalize import scrub
+from .text.sentences import breaks
 
 Format = Literal["json", "inline", "evidence", "cites"]
 FORMATS: tuple[str, ...] = ("auto", "json", "inline", "evidence", "cites")
@@ -256,10 +257,6 @@ _BRACKET = re.compile(r"\[([^\[\]\n]{1,120})\](?!\()")
 _PAREN = re.compile(r"\(([^()\n]{1,120})\)")
 _TRAILING_GROUP = re.compile(r"\s*(?:\[([^\[\]\n]{1,120})\](?!\()|\(([^()\n]{1,120})\))")
 _REF_TOKEN = re.compile(r"[A-Za-z0-9_:.#/-]+")
-_ABBREVIATIONS = frozenset(
-    {"e.g", "i.e", "etc", "vs", "dr", "mr", "mrs", "ms", "no", "st", "inc", "ltd", "co"}
-    | {"corp", "approx", "fig", "sec", "art", "para", "cf", "al", "jr", "sr"}
-)
 _LIST_PREFIX = re.compile(r"^\s*(?:[-*•+]|\d{1,3}[.)])\s+")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
 
@@ -292,25 +289,14 @@ def _group_refs(ws: WorkingSet, m: re.Match[str]) -> list[str] | None:
     return _marker_refs(ws, bracket) if bracket is not None else _paren_refs(ws, paren)
 
 
-def _starts_sentence(line: str, at: int) -> bool:
-    """Whether the text after ``at`` looks like the start of a new sentence (a capital)."""
-    rest = line[at:].lstrip()
-    return not rest or rest[0].isupper()
-
-
 def _sentence_ends(ws: WorkingSet, line: str) -> list[int]:
-    """Offsets just past each sentence end in a line (markers after the stop included)."""
+    """Offsets just past each sentence end in a line (``text.sentences``' rule), the citation
+    markers right after the stop included. Linear in the line."""
     ends: list[int] = []
-    for m in re.finditer(r"[.!?]+[\"')\]]*(?=\s|$)", line):
-        stop = m.start()
-        word = re.search(r"([A-Za-z.]+)$", line[:stop])
-        if m.group().startswith(".") and word is not None:
-            w = word.group(1).lower().rstrip(".")
-            if w in _ABBREVIATIONS or (len(w) == 1 and w.isalpha()):
-                continue
-            if "." in w and not _starts_sentence(line, m.end()):
-                continue  # U.S. policy, 3 a.m. and, Ph.D. student: an initialism mid-sentence
-        end = m.end()
+    for gap_start, _, _ in breaks(line, 0, len(line)):
+        end = gap_start
+        if ends and end <= ends[-1]:
+            continue  # inside the markers taken after the sentence before
         while (group := _TRAILING_GROUP.match(line, end)) and _group_refs(ws, group):
             end = group.end()
         ends.append(end)

@@ -18,83 +18,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .normalize import contains_words
+from .text.tokens import DIGITS, Evidence, held_as_written, scan
+from .text.words import contains_words
 
-# From a token's first digit to its end; the letters before it are walked back in Python,
-# which is far cheaper than a pattern that must try every position of the text.
-_FROM_DIGIT = re.compile(r"\d[\w.,-]*")
-_FROM_ASCII_DIGIT = re.compile(r"[0-9][\w.,-]*", re.ASCII)  # the same on ASCII text, faster
-_TOKEN_CHARS = "_.,-"
-_NUMBER_WITH_UNIT = re.compile(r"(\d+(?:[.,]\d+)*)-?[^\W\d_]+")  # 10kg, 2nd, 14-day
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _QUOTED = re.compile(r'"([^"]{1,300})"')
 # Full month names only: "may" and "march" as abbreviations would misfire on ordinary verbs.
 _MONTHS = re.compile(
     r"\b(?:january|february|april|june|july|august|september|october|november|december)\b"
 )
-_DIGITS = frozenset("0123456789")
 
-
-def _value(number: str) -> str:
-    """The canonical value of digits with at most one decimal point (no int(): any length)."""
-    whole, _, frac = number.partition(".")
-    whole = whole.lstrip("0") or "0"
-    frac = frac.rstrip("0")
-    return f"{whole}.{frac}" if frac else whole
-
-
-def _canonical(token: str) -> list[str]:
-    """Value-canonical forms of one numeric token as written.
-
-    ``1,000`` is 1000 (thousands), ``1,5`` is 1.5 (a decimal comma: never 1 and 5), ``1,2,3``
-    is a list, and dotted runs such as ``1.2.3`` or ``15.01.2026`` give each part.
-    """
-    if "," in token:
-        if _THOUSANDS.fullmatch(token):
-            token = token.replace(",", "")
-        elif token.count(",") == 1 and "." not in token:
-            token = token.replace(",", ".")
-    out: list[str] = []
-    for part in token.split(","):
-        if part.count(".") == 1:
-            out.append(_value(part))
-        else:
-            out.extend(_value(p) for p in part.split(".") if p)
-    return out
-
-
-def _has_letter(token: str) -> bool:
-    """Whether a token with a digit has a letter or ``_`` too: an identifier, unless it is a
-    number with a unit (``scan``)."""
-    return any(c.isalpha() or c == "_" for c in token)
-
-
-def scan(text: str) -> tuple[list[str], list[tuple[str, str]]]:
-    """Identifiers, and numbers as (written, canonical) pairs, in normalised text, in order.
-
-    A token with a digit is a number (``3,008``; ``5-7`` is two), a number with a unit
-    (``10kg``, ``2nd``, ``14-day``: the number counts), or else an identifier (``job-17``).
-    """
-    if _DIGITS.isdisjoint(text):
-        return [], []
-    idents: list[str] = []
-    nums: list[tuple[str, str]] = []
-    for token in _tokens(text):
-        if token.isdigit():
-            nums.append((token, token.lstrip("0") or "0"))  # _value() of a plain digit run
-        elif not _has_letter(token):
-            nums.extend((p, v) for p in _NUMBER.findall(token) for v in _canonical(p))
-        elif (unit := _NUMBER_WITH_UNIT.fullmatch(token)) is not None:
-            nums.extend((unit.group(1), v) for v in _canonical(unit.group(1)))
-        else:
-            idents.append(token)
-    return list(dict.fromkeys(idents)), list(dict.fromkeys(nums))
-
-
-def numbers(text: str) -> frozenset[str]:
-    """Canonical number values in normalised text, identifiers excluded."""
-    return frozenset(value for _, value in scan(text)[1])
 
 
 def quoted_phrases(text: str) -> list[str]:
@@ -137,22 +69,6 @@ class ClaimFacts:
         return bool(self.numbers or self.identifiers or self.quoted)
 
 
-class Evidence:
-    """A piece of normalised evidence text; its number values are computed on first use."""
-
-    __slots__ = ("_numbers", "text")
-
-    def __init__(self, normalized: str) -> None:
-        self.text = normalized
-        self._numbers: frozenset[str] | None = None
-
-    @property
-    def numbers(self) -> frozenset[str]:
-        if self._numbers is None:
-            self._numbers = numbers(self.text)
-        return self._numbers
-
-
 @dataclass(frozen=True, slots=True)
 class Missing:
     """The first kind of fact a claim asserts that its evidence lacks, and which ones."""
@@ -168,50 +84,13 @@ def claim_gap(
 ) -> Missing | None:
     """``missing_facts(ClaimFacts.of(normalized_claim, ignore), evidence)``, the same answer,
     found quickly in the usual case: every number of the claim found as written."""
-    if not _DIGITS.isdisjoint(normalized_claim) and not _held_as_written(
+    if not DIGITS.isdisjoint(normalized_claim) and not held_as_written(
         normalized_claim, [e.text for e in evidence]
     ):
         return missing_facts(ClaimFacts.of(normalized_claim, ignore), evidence)
     if '"' not in normalized_claim:
         return None  # (no quoted words either)
     return missing_facts(ClaimFacts((), (), tuple(quoted_phrases(normalized_claim))), evidence)
-
-
-def _tokens(text: str) -> list[str]:
-    """The tokens with a digit, in order: each whole run of letters, digits and ``_.,-`` that
-    holds a digit, its edge ``.,-`` stripped. Found from each first digit (far cheaper than a
-    pattern that must try every position), walking back to the run's start where needed."""
-    tokens = []
-    for m in (_FROM_ASCII_DIGIT if text.isascii() else _FROM_DIGIT).finditer(text):
-        start = m.start()
-        if start and text[start - 1] != " ":  # as scan() walks back to the token's start
-            end = m.end()
-            while start > 0 and (text[start - 1].isalnum() or text[start - 1] in _TOKEN_CHARS):
-                start -= 1
-            tokens.append(text[start:end].strip(".,-"))
-        else:
-            tokens.append(m[0].strip(".,-"))
-    return tokens
-
-
-def _held_as_written(text: str, held: list[str]) -> bool:
-    """True only when ``missing_facts`` finds no identifier or number of ``text`` missing
-    from ``held``, because each token ``scan`` reads is a plain number (whose every fact is
-    written as the token itself) or an identifier, found as written, on word boundaries, in
-    one of the texts. False where that is not so (the full check then decides)."""
-    for token in _tokens(text):
-        if not (
-            token.isdigit()
-            or _NUMBER.fullmatch(token) is not None
-            or (_has_letter(token) and _NUMBER_WITH_UNIT.fullmatch(token) is None)  # as scan()
-        ):
-            return False  # a number with a unit, or a list or range: its facts differ
-        for hay in held:  # (a loop, not any() over a generator: this runs per token)
-            if contains_words(hay, token):
-                break
-        else:
-            return False
-    return True
 
 
 def missing_facts(facts: ClaimFacts, evidence: list[Evidence]) -> Missing | None:

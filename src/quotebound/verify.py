@@ -20,15 +20,16 @@ A claim is kept when at least one citation is valid; otherwise its reason is ``n
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .errors import InputError, PolicyError
-from .normalize import NORMALIZATION_VERSION, normalize, scrub
 from .parsing import DEFAULT_SENTINELS, FORMATS, Parsed, ParsedCitation, ParsedClaim, parse
 from .sources import WorkingSet
-from .support import Evidence, Missing, claim_gap, states_number_or_date
+from .support import Missing, claim_gap, states_number_or_date
+from .text.normalize import NORMALIZATION_VERSION, normalize, scrub
+from .text.tokens import Evidence
+from .text.words import count_words, trimmed
 
 VERDICT_VERSION = 1
 
@@ -65,11 +66,6 @@ _SUPPORT_REASON = {
     "number": "number_not_in_source",
     "quoted_text": "quoted_text_not_in_source",
 }
-_EDGE = frozenset(" \"'.,;:!?")
-_EDGE_CHARS = " \"'.,;:!?"
-_WORD = re.compile(r"[^\W_]+(?:\S*[^\W_])?")  # a token with a letter or digit
-_NOT_ALNUM_OR_SPACE = bytes(b for b in range(256) if b != 32 and not (b < 128 and chr(b).isalnum()))
-_TRIM = re.compile(r"""^[\s"'.,;:!?]+|[\s"'.,;:!?]+$""")
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,37 +305,12 @@ def _check_citation(ws: WorkingSet, n: int, cit: ParsedCitation, policy: Policy)
     return _check_quote(ws, n, cit, sid, cit.quote, policy)
 
 
-def _trimmed(normalized: str) -> str:
-    """A normalised quote without surrounding quotation marks, ellipses and edge punctuation."""
-    if not normalized or (normalized[0] not in _EDGE and normalized[-1] not in _EDGE):
-        return normalized
-    # str.strip does what _TRIM does, unless whitespace other than ' ' is left at an edge
-    trimmed = normalized.strip(_EDGE_CHARS)
-    if trimmed and (trimmed[0].isspace() or trimmed[-1].isspace()):
-        return _TRIM.sub("", normalized)
-    return trimmed
-
-
-def _count_words(trimmed: str) -> int:
-    """The words of a normalised quote: its space-separated tokens that hold a letter or digit
-    (``-``, ``&`` or ``__`` alone is not a word)."""
-    if trimmed.isascii():  # in C: drop all but letters, digits and spaces, count what is left
-        return len(trimmed.encode().translate(None, _NOT_ALNUM_OR_SPACE).split())
-    return len(_WORD.findall(trimmed))
-
-
-def quote_words(quote: str) -> int:
-    """The words of a quote as the length checks count them (``min/max_quote_words``): the one
-    count that contract schemas and the extractive provider must agree with."""
-    return _count_words(_trimmed(normalize(quote)))
-
-
 def _check_quote(
     ws: WorkingSet, n: int, cit: ParsedCitation, sid: str, quote: str, policy: Policy
 ) -> _Checked:
     full = normalize(quote)
-    trimmed = _trimmed(full)
-    words = _count_words(trimmed)
+    trimmed_ = trimmed(full)
+    words = count_words(trimmed_)
     if words < policy.min_quote_words:
         return _failed(
             cit,
@@ -352,7 +323,7 @@ def _check_quote(
             "quote_too_long",
             f"claim {n}: quote from {sid} has {words} words, more than {policy.max_quote_words}",
         )
-    candidates = [full] if trimmed == full else [full, trimmed]
+    candidates = [full] if trimmed_ == full else [full, trimmed_]
     for cand in candidates:
         span = ws.locate(sid, cand)
         if span is not None:

@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..words import STOPWORDS
+from ..text.words import STOPWORDS
 from .base import Backend, EntailmentError, Judgement, Label
 
 SIMILARITY = 0.70  # cosine below which the quote is "unrelated" (chosen on dev, see above)

@@ -16,42 +16,23 @@ Invariants (property-tested in tests/test_ingest.py):
   from the one before it to reach ``min_chars`` when both stay within bounds.
 - ``c.pages == doc.pages_of(c.start, c.end)`` and ``c.section == doc.section_at(c.start)``.
 
-Sentence ends are ``.``, ``!`` or ``?`` (and any closing quotes or brackets) followed by
-whitespace and a character that is not a lowercase letter; a blank line always ends one. A
-period does not end a sentence after a known abbreviation (``e.g.``, ``Dr.``), a dotted
-acronym (``U.S.``), a single capital initial, or ``No.``/``p.``/``Fig.`` before a number;
-a decimal such as ``2.5`` has no whitespace after its period, so it never ends one.
+Sentences are split by ``quotebound.text.sentences``, the one splitter every part shares.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..corpus import Chunk, LoadedDocument
 from ..errors import InputError
+from ..text.sentences import breaks, ends_sentence, trimmed
 
-__all__ = ["chunk_document", "sentence_spans"]
+__all__ = ["chunk_document"]
 
-# A blank line (a paragraph break), or whitespace after a possible sentence end.
-_BREAK = re.compile(r"\s*\n[^\S\n]*\n\s*|(?<=[.!?\"'\u2019\u201d)\]])\s+")
-_CLOSERS = frozenset("\"')]\u2019\u201d")
-_OPENERS = "\"'([{\u2018\u201c"
 _LINE_BREAK = re.compile(r"\s*\n\s*")
 _WHITESPACE = re.compile(r"\s+")
-_DOTTED = re.compile(r"(?:[^\W\d_]{1,2}\.)+[^\W\d_]{1,2}")
-_ABBREVIATIONS = frozenset(
-    {"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "cf", "al", "approx", "ca"}
-    | {"e.g", "i.e", "viz", "resp", "incl", "dept", "est"}
-)
-# Abbreviations only before a number: "No. 3" goes on, "The answer is no. Then" ends.
-_NUMBER_ABBREVIATIONS = frozenset(
-    {"no", "nos", "nr", "p", "pp", "vol", "vols", "fig", "figs", "eq", "eqs", "art", "sec"}
-    | {"ch", "para", "ref", "refs", "ex", "jan", "feb", "mar", "apr", "jun", "jul", "aug"}
-    | {"sep", "sept", "oct", "nov", "dec"}
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,18 +67,6 @@ def chunk_document(doc: LoadedDocument, max_chars: int = 1200, min_chars: int = 
     return chunks
 
 
-def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """The ``[start, end)`` of each sentence in ``text[start:end]``, trimmed of whitespace."""
-    stop = len(text) if end is None else end
-    spans: list[tuple[int, int]] = []
-    position = start
-    for gap_start, gap_end, _ in _breaks(text, start, stop):
-        spans.extend(_trimmed(text, position, gap_start))
-        position = gap_end
-    spans.extend(_trimmed(text, position, stop))
-    return spans
-
-
 def _regions(doc: LoadedDocument, min_chars: int) -> list[tuple[int, int]]:
     """``[start, end)`` pieces of the text split at section and page starts (so a chunk sits
     on one page, and a citation's page is the quote's page), bare headings merged on."""
@@ -108,7 +77,7 @@ def _regions(doc: LoadedDocument, min_chars: int) -> list[tuple[int, int]]:
     # A page start is a cut where a sentence ends there too: a chunk then sits on one page
     # (so a citation's page is its quote's page) and no sentence is split across chunks.
     pages = {
-        p.start for p in doc.pages if 0 < p.start < len(text) and _ends_sentence(text, p.start)
+        p.start for p in doc.pages if 0 < p.start < len(text) and ends_sentence(text, p.start)
     }
     cuts = sorted(sections | pages)
     bounds = [0, *cuts, len(text)]
@@ -124,71 +93,14 @@ def _regions(doc: LoadedDocument, min_chars: int) -> list[tuple[int, int]]:
     return regions
 
 
-def _ends_sentence(text: str, at: int) -> bool:
-    """Whether a line break before ``at`` is also a sentence boundary, by the same rule the
-    chunker splits sentences with."""
-    gap_start = len(text[:at].rstrip())
-    gap_end = len(text) - len(text[at:].lstrip())
-    return text[at - 1] == "\n" and _is_sentence_end(text, gap_start, gap_end, len(text))
-
-
-def _breaks(text: str, start: int, end: int) -> Iterator[tuple[int, int, bool]]:
-    """Whitespace runs between sentences: ``(gap_start, gap_end, is_paragraph_break)``."""
-    for match in _BREAK.finditer(text, start, end):
-        gap_start, gap_end = match.span()
-        if match.group().count("\n") >= 2:
-            yield gap_start, gap_end, True
-        elif _is_sentence_end(text, gap_start, gap_end, end):
-            yield gap_start, gap_end, False
-
-
-def _is_sentence_end(text: str, gap_start: int, gap_end: int, end: int) -> bool:
-    following = text[gap_end] if gap_end < end else ""
-    if following.islower():
-        return False
-    mark = gap_start
-    while mark > 0 and text[mark - 1] in _CLOSERS:
-        mark -= 1
-    if mark == 0 or text[mark - 1] not in ".!?":
-        return False
-    if text[mark - 1] != ".":
-        return True
-    return not _is_abbreviation(_word_before(text, mark - 1), following)
-
-
-def _word_before(text: str, dot: int) -> str:
-    start = dot
-    while start > 0 and not text[start - 1].isspace() and dot - start < 40:
-        start -= 1
-    return text[start:dot].lstrip(_OPENERS)
-
-
-def _is_abbreviation(word: str, following: str) -> bool:
-    lower = word.lower()
-    if lower in _ABBREVIATIONS or _DOTTED.fullmatch(word):
-        return True
-    if len(word) == 1 and word.isupper():  # an initial: "J. Smith"
-        return True
-    return lower in _NUMBER_ABBREVIATIONS and following.isdigit()
-
-
-def _trimmed(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """``[start, end)`` without surrounding whitespace, or nothing if it is all whitespace."""
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return [(start, end)] if start < end else []
-
-
 def _units(text: str, start: int, end: int, max_chars: int) -> list[_Unit]:
     """The region's sentences, over-long ones split; the first unit starts a paragraph."""
     units: list[_Unit] = []
     paragraph = True
     position = start
-    gaps = [*_breaks(text, start, end), (end, end, True)]
+    gaps = [*breaks(text, start, end), (end, end, True)]
     for gap_start, gap_end, is_paragraph in gaps:
-        for sentence_start, sentence_end in _trimmed(text, position, gap_start):
+        for sentence_start, sentence_end in trimmed(text, position, gap_start):
             for i, (a, b) in enumerate(_split_long(text, sentence_start, sentence_end, max_chars)):
                 units.append(_Unit(a, b, paragraph and i == 0))
             paragraph = False

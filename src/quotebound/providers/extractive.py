@@ -19,10 +19,9 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..ingest.chunker import sentence_spans
 from ..sources import WorkingSet
-from ..verify import Policy, quote_words
-from ..words import STOPWORDS
+from ..text import STOPWORDS, quote_words, sentence_spans
+from ..verify import Policy
 from .base import Capabilities, Completion, Provider, Request
 
 _WORD = re.compile(r"[^\W_]+")

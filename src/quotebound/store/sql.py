@@ -17,7 +17,7 @@ from typing import Any
 
 from ..corpus import Chunk, LoadedDocument, sha256_text
 from ..errors import InputError, NotFoundError, StoreError
-from ..words import STOPWORDS
+from ..text.words import STOPWORDS
 from .access import AccessMixin
 from .base import (
     DocumentInfo,

@@ -1,0 +1,106 @@
+"""Sentences: the one splitter, shared by the chunker, the inline parser, the contract's quote
+enum and the extractive provider, so all four agree on where a sentence ends.
+
+A sentence ends at ``.``, ``!`` or ``?`` (and any closing quotes or brackets) followed by
+whitespace and a character that is not a lowercase letter; a blank line always ends one. A
+period does not end a sentence after a known abbreviation (``e.g.``, ``Dr.``), a dotted
+acronym (``U.S.``) unless a capital follows it, a single capital initial, or ``No.``/``p.``/``Fig.`` before a number;
+a decimal such as ``2.5`` has no whitespace after its period, so it never ends one.
+
+Every function is linear in the text: a look-back reads at most 40 characters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+__all__ = ["breaks", "ends_sentence", "is_sentence_end", "sentence_spans", "trimmed"]
+
+# A blank line (a paragraph break), or whitespace after a possible sentence end.
+_BREAK = re.compile(r"\s*\n[^\S\n]*\n\s*|(?<=[.!?\"'\u2019\u201d)\]])\s+")
+_CLOSERS = frozenset("\"')]\u2019\u201d")
+_OPENERS = "\"'([{\u2018\u201c"
+_DOTTED = re.compile(r"(?:[^\W\d_]{1,2}\.)+[^\W\d_]{1,2}")
+_LOOK_BACK = 40  # the longest word read before a period
+ABBREVIATIONS = frozenset(
+    {"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "cf", "al", "approx", "ca"}
+    | {"e.g", "i.e", "viz", "resp", "incl", "dept", "est"}
+)
+# Abbreviations only before a number: "No. 3" goes on, "The answer is no. Then" ends.
+NUMBER_ABBREVIATIONS = frozenset(
+    {"no", "nos", "nr", "p", "pp", "vol", "vols", "fig", "figs", "eq", "eqs", "art", "sec"}
+    | {"ch", "para", "ref", "refs", "ex", "jan", "feb", "mar", "apr", "jun", "jul", "aug"}
+    | {"sep", "sept", "oct", "nov", "dec"}
+)
+
+
+def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """The ``[start, end)`` of each sentence in ``text[start:end]``, trimmed of whitespace."""
+    stop = len(text) if end is None else end
+    spans: list[tuple[int, int]] = []
+    position = start
+    for gap_start, gap_end, _ in breaks(text, start, stop):
+        spans.extend(trimmed(text, position, gap_start))
+        position = gap_end
+    spans.extend(trimmed(text, position, stop))
+    return spans
+
+
+def breaks(text: str, start: int, end: int) -> Iterator[tuple[int, int, bool]]:
+    """Whitespace runs between sentences: ``(gap_start, gap_end, is_paragraph_break)``."""
+    for match in _BREAK.finditer(text, start, end):
+        gap_start, gap_end = match.span()
+        if match.group().count("\n") >= 2:
+            yield gap_start, gap_end, True
+        elif is_sentence_end(text, gap_start, gap_end, end):
+            yield gap_start, gap_end, False
+
+
+def ends_sentence(text: str, at: int) -> bool:
+    """Whether a line break just before ``at`` is also a sentence boundary."""
+    gap_start = len(text[:at].rstrip())
+    gap_end = len(text) - len(text[at:].lstrip())
+    return text[at - 1] == "\n" and is_sentence_end(text, gap_start, gap_end, len(text))
+
+
+def is_sentence_end(text: str, gap_start: int, gap_end: int, end: int) -> bool:
+    """Whether the whitespace ``text[gap_start:gap_end]`` follows the end of a sentence."""
+    following = text[gap_end] if gap_end < end else ""
+    if following.islower():
+        return False
+    mark = gap_start
+    while mark > 0 and text[mark - 1] in _CLOSERS:
+        mark -= 1
+    if mark == 0 or text[mark - 1] not in ".!?":
+        return False
+    if text[mark - 1] != ".":
+        return True
+    return not _is_abbreviation(_word_before(text, mark - 1), following)
+
+
+def _word_before(text: str, dot: int) -> str:
+    start = dot
+    while start > 0 and not text[start - 1].isspace() and dot - start < _LOOK_BACK:
+        start -= 1
+    return text[start:dot].lstrip(_OPENERS)
+
+
+def _is_abbreviation(word: str, following: str) -> bool:
+    lower = word.lower()
+    if lower in ABBREVIATIONS:
+        return True
+    if _DOTTED.fullmatch(word):  # "U.S. policy" goes on; "in the U.S. Germany pays" ends
+        return not following.isupper()
+    if len(word) == 1 and word.isupper():  # an initial: "J. Smith"
+        return True
+    return lower in NUMBER_ABBREVIATIONS and following.isdigit()
+
+
+def trimmed(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """``[start, end)`` without surrounding whitespace, or nothing if it is all whitespace."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return [(start, end)] if start < end else []

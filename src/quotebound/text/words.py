@@ -1,0 +1,118 @@
+"""Words: function words, word boundaries, and how a quote's words are counted.
+
+All functions take *normalised* text (``text.normalize``); ``normalize.quote_words`` counts
+a quote as written.
+
+- ``STOPWORDS``: question words and function words match everything and rank nothing:
+  retrieval drops them from full-text queries, and the extractive provider from the words a
+  sentence must cover.
+- A match is on word boundaries where it neither starts nor ends inside a word or a number:
+  ``4 weeks`` is not in ``14 weeks``, ``5 percent`` not in ``1.5 percent`` (``on_word_bounds``,
+  the one test every matcher uses).
+- A quote's words are its space-separated tokens, after trimming quotation marks, ellipses and
+  edge punctuation, that hold a letter or digit (``-``, ``&`` or ``__`` alone is not a word).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+STOPWORDS = frozenset(
+    "a an and are as at be but by can could do does did for from had has have how i if in is "
+    "it its me my many much of on or our should so than that the their them there these they "
+    "this to was we were what when where which who whom why will with would you your".split()
+)
+
+
+def _cuts_left(hay: str, i: int) -> bool:
+    """Whether an occurrence starting at ``i`` would start inside a word or a number."""
+    if i == 0:
+        return False
+    before = hay[i - 1]
+    if before.isalnum():
+        return True
+    if not hay[i].isdigit() or i < 2:
+        return False
+    # 1.5 and 1,000 are one number; job-14 and doc_14 are one identifier
+    return (before in ".," and hay[i - 2].isdigit()) or (before in "-_" and hay[i - 2].isalnum())
+
+
+def _cuts_right(hay: str, j: int) -> bool:
+    """Whether an occurrence ending at ``j`` would end inside a word or a number."""
+    if j >= len(hay):
+        return False
+    after = hay[j]
+    if after.isalnum():
+        return True
+    if not hay[j - 1].isdigit() or j + 1 >= len(hay):
+        return False
+    return (after in ".," and hay[j + 1].isdigit()) or (after in "-_" and hay[j + 1].isalnum())
+
+
+def on_word_bounds(hay: str, i: int, j: int, check_left: bool, check_right: bool) -> bool:
+    """Whether ``hay[i:j]`` starts and ends on word boundaries, on the sides to check (those
+    where the needle has a letter or digit); a space next to it, the usual case, is one."""
+    return (not check_left or i == 0 or hay[i - 1] == " " or not _cuts_left(hay, i)) and (
+        not check_right or j == len(hay) or hay[j] == " " or not _cuts_right(hay, j)
+    )
+
+
+def find_words(hay: str, needle: str) -> Iterator[int]:
+    """Start offsets of ``needle`` in ``hay`` that begin and end on word boundaries.
+
+    A side that starts (ends) with a letter or digit must not continue a word or a number
+    outside the needle; a side that is punctuation or space needs no boundary.
+    """
+    if not needle:
+        return
+    check_left, check_right = needle[0].isalnum(), needle[-1].isalnum()
+    size = len(needle)
+    i = hay.find(needle)
+    while i >= 0:
+        if on_word_bounds(hay, i, i + size, check_left, check_right):
+            yield i
+        i = hay.find(needle, i + 1)
+
+
+def contains_words(hay: str, needle: str) -> bool:
+    """Whether ``needle`` occurs in ``hay`` on word boundaries (both already normalised).
+
+    ``find_words`` written out, with no generator: it is on the verifier's hot path."""
+    i = hay.find(needle) if needle else -1
+    if i < 0:
+        return False
+    check_left, check_right = needle[0].isalnum(), needle[-1].isalnum()
+    size = len(needle)
+    while i >= 0:
+        if on_word_bounds(hay, i, i + size, check_left, check_right):
+            return True
+        i = hay.find(needle, i + 1)
+    return False
+
+
+_EDGE = frozenset(" \"'.,;:!?")
+_EDGE_CHARS = " \"'.,;:!?"
+_WORD = re.compile(r"[^\W_]+(?:\S*[^\W_])?")  # a token with a letter or digit
+_NOT_ALNUM_OR_SPACE = bytes(b for b in range(256) if b != 32 and not (b < 128 and chr(b).isalnum()))
+_TRIM = re.compile(r"""^[\s"'.,;:!?]+|[\s"'.,;:!?]+$""")
+
+
+def trimmed(normalized: str) -> str:
+    """A normalised quote without surrounding quotation marks, ellipses and edge punctuation."""
+    if not normalized or (normalized[0] not in _EDGE and normalized[-1] not in _EDGE):
+        return normalized
+    # str.strip does what _TRIM does, unless whitespace other than ' ' is left at an edge
+    out = normalized.strip(_EDGE_CHARS)
+    if out and (out[0].isspace() or out[-1].isspace()):
+        return _TRIM.sub("", normalized)
+    return out
+
+
+def count_words(trimmed: str) -> int:
+    """The words of a trimmed, normalised quote: its space-separated tokens that hold a letter
+    or digit."""
+    if trimmed.isascii():  # in C: drop all but letters, digits and spaces, count what is left
+        return len(trimmed.encode().translate(None, _NOT_ALNUM_OR_SPACE).split())
+    return len(_WORD.findall(trimmed))
+
