@@ -104,3 +104,57 @@ def test_native_prompt_keeps_the_rules_without_the_json_shape() -> None:
     prompt = native_system_prompt(WS)
     assert "S1, S2, S3" in prompt and SENTINEL in prompt and "Return JSON" not in prompt
     assert "<sources>" not in prompt
+
+
+# -- the caller's policy travels with the request (issue 12's bug) ---------------------------
+
+POLICY_WS = WorkingSet(
+    [
+        Source("S1", "Leave lasts sixteen weeks. Leave lasts sixteen weeks in Germany too."),
+        Source("S2", "Receipts are uploaded within thirty days of travel by the employee."),
+    ]
+)
+
+
+def test_a_non_default_policy_reaches_the_prompt_and_the_schema() -> None:
+    from quotebound import Policy
+
+    policy = Policy(min_quote_words=5, max_quote_words=12)
+    req = build_request("How long is leave?", POLICY_WS, "json", Capabilities(json_schema=True),
+                        policy=policy)  # fmt: skip
+    assert req.policy is policy
+    assert "(5 to 12 words)" in req.messages[0].content
+    assert "4 to 40" not in req.messages[0].content
+    enums = [
+        option["properties"]["quote"].get("enum")
+        for option in req.schema["properties"]["claims"]["items"]["properties"]["citations"][
+            "items"
+        ]["anyOf"]
+    ]  # type: ignore[index]
+    # "Leave lasts sixteen weeks." has 4 words: a quote the policy rejects is never offered
+    assert enums[0] == ["Leave lasts sixteen weeks in Germany too."]
+    assert enums[1] == ["Receipts are uploaded within thirty days of travel by the employee."]
+    default = build_request("How long is leave?", POLICY_WS, "json", Capabilities(json_schema=True))
+    assert "(4 to 40 words)" in default.messages[0].content
+    assert default.schema is not None
+    assert "Leave lasts sixteen weeks." in json.dumps(default.schema)
+    repaired = repair_request(req, "{}", ["claim 1: quote not found in S1"])
+    assert repaired.policy is policy
+
+
+def test_the_extractive_provider_offers_only_quotes_the_policy_accepts() -> None:
+    from quotebound import Policy
+    from quotebound.providers import ExtractiveProvider
+
+    provider = ExtractiveProvider()
+    question = "How many weeks does leave last?"
+    short = build_request(question, POLICY_WS, "json", provider.capabilities)
+    claims = json.loads(provider.complete(short).text)["claims"]
+    assert claims[0]["text"] == "Leave lasts sixteen weeks."  # 4 words: the default accepts it
+    policy = Policy(min_quote_words=5)
+    strict = build_request(question, POLICY_WS, "json", provider.capabilities, policy=policy)
+    out = provider.complete(strict).text
+    quotes = [c["citations"][0]["quote"] for c in json.loads(out)["claims"]]
+    assert quotes == ["Leave lasts sixteen weeks in Germany too."]
+    verdict = verify(POLICY_WS, out, "json", policy)
+    assert verdict.status == "grounded"

@@ -16,15 +16,14 @@ import html
 from typing import Any
 
 from .parsing import DEFAULT_SENTINELS
-from .providers.base import Capabilities, Message, Request
+from .request import Capabilities, Message, Request
 from .sources import WorkingSet
 from .text import quote_words, sentence_spans
-from .verify import Policy
+from .verify import DEFAULT_POLICY, Policy
 
 SENTINEL = DEFAULT_SENTINELS[0]  # "Not covered by the provided documents."
 EVIDENCE_SENTINEL = DEFAULT_SENTINELS[1]  # "INSUFFICIENT_CONTEXT"
 PROMPT_FORMATS = ("json", "inline", "evidence")
-MAX_QUOTE_WORDS = 40
 MAX_CLAIMS = 6
 _PLAIN = Capabilities()
 
@@ -44,7 +43,7 @@ _RULES: dict[str, dict[str, str]] = {
     "json": {
         "quote_rule": (
             "For each claim, copy a supporting quote WORD FOR WORD from the cited source "
-            f"(4 to {MAX_QUOTE_WORDS} words). Do not change a word or a number."
+            "({min_words} to {max_words} words). Do not change a word or a number."
         ),
         "abstain_rule": 'set "answerable" to false, leave "claims" empty and say in "missing" '
         "what is missing.",
@@ -85,12 +84,14 @@ def render_sources(ws: WorkingSet) -> str:
     return "<sources>\n" + "\n".join(parts) + "\n</sources>"
 
 
-def system_prompt(ws: WorkingSet, fmt: str) -> str:
+def system_prompt(ws: WorkingSet, fmt: str, policy: Policy = DEFAULT_POLICY) -> str:
+    """The rules of ``fmt``'s contract for ``ws``, the quote lengths ``policy``'s."""
     rules = _RULES[fmt]
     ids = ", ".join(ws.ids) if len(ws) else "(none: no source was found)"
-    body = _PREAMBLE.format(
-        quote_rule=rules["quote_rule"], ids=ids, abstain_rule=rules["abstain_rule"]
+    quote_rule = rules["quote_rule"].format(
+        min_words=policy.min_quote_words, max_words=policy.max_quote_words
     )
+    body = _PREAMBLE.format(quote_rule=quote_rule, ids=ids, abstain_rule=rules["abstain_rule"])
     return f"{body}\n\n{rules['output']}"
 
 
@@ -113,15 +114,18 @@ def build_request(
     fmt: str = "json",
     capabilities: Capabilities = _PLAIN,
     max_tokens: int = 1024,
+    policy: Policy = DEFAULT_POLICY,
 ) -> Request:
-    """The request for one question under the contract of ``fmt``."""
+    """The request for one question under the contract of ``fmt``; the answer will be
+    verified under ``policy``, whose quote lengths the prompt and the schema state."""
     if fmt not in PROMPT_FORMATS:
         raise ValueError(f"no prompt for format {fmt!r}; choose one of {PROMPT_FORMATS}")
     user = f"{render_sources(ws)}\n\nQuestion: {question}"
-    schema = answer_schema(ws) if fmt == "json" and capabilities.json_schema else None
+    schema = answer_schema(ws, policy) if fmt == "json" and capabilities.json_schema else None
     return Request(
-        messages=(Message("system", system_prompt(ws, fmt)), Message("user", user)),
+        messages=(Message("system", system_prompt(ws, fmt, policy)), Message("user", user)),
         working_set=ws, format=fmt, question=question, schema=schema, max_tokens=max_tokens,
+        policy=policy,
     )  # fmt: skip
 
 
@@ -150,18 +154,19 @@ def repair_request(
     return Request(
         messages=messages, working_set=request.working_set, format=request.format,
         question=request.question, schema=request.schema, max_tokens=request.max_tokens,
-        temperature=request.temperature,
+        temperature=request.temperature, policy=request.policy,
     )  # fmt: skip
 
 
-def answer_schema(ws: WorkingSet) -> dict[str, Any]:
+def answer_schema(ws: WorkingSet, policy: Policy = DEFAULT_POLICY) -> dict[str, Any]:
     """The JSON schema of the contract, constrained to this working set.
 
     Each citation is one of: a source id sent, with a quote that is one of that source's
-    sentences (``enum``), so a constrained decoder cannot emit an invented id or an altered
-    quote. Sources with no sentence short enough are citable with any quote string.
+    sentences whose length ``policy`` accepts (``enum``), so a constrained decoder cannot emit
+    an invented id or an altered quote. Sources with no such sentence are citable with any
+    quote string.
     """
-    options = [_citation_schema(src.id, src.text) for src in ws]
+    options = [_citation_schema(src.id, src.text, policy) for src in ws]
     citation: dict[str, Any] = {"anyOf": options} if options else {"type": "object"}
     claim = {
         "type": "object",
@@ -185,8 +190,7 @@ def answer_schema(ws: WorkingSet) -> dict[str, Any]:
     }
 
 
-def _citation_schema(sid: str, text: str) -> dict[str, Any]:
-    policy = Policy()
+def _citation_schema(sid: str, text: str, policy: Policy) -> dict[str, Any]:
     sentences = [
         text[a:b]
         for a, b in sentence_spans(text)

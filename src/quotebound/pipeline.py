@@ -144,7 +144,8 @@ def ask(
         "documents": list(dict.fromkeys(s.title or document_of(s) for s in packed.working_set)),
     })  # fmt: skip
     request = build_request(
-        question, packed.working_set, opts.format, provider.capabilities, opts.max_tokens
+        question, packed.working_set, opts.format, provider.capabilities, opts.max_tokens,
+        opts.policy,
     )
     attempts: list[TraceAttempt] = []
     verdicts: list[Verdict] = []
@@ -198,7 +199,7 @@ def _attempt(
     at = clock.lap("generate_ms", at)
     text = scrub(completion.text)
     fmt = provider.capabilities.answers_in or request.format
-    verdict = verify(request.working_set, text, fmt, opts.policy)
+    verdict = verify(request.working_set, text, fmt, request.policy)
     at = clock.lap("verify_ms", at)
     if opts.entailment is not None:
         verdict = check_entailment(verdict, request.working_set, opts.entailment)

@@ -104,7 +104,7 @@ class Policy:
         return replace(self, sentinels=(*self.sentinels, sentinel))
 
 
-_DEFAULT_POLICY = Policy()  # frozen: one shared instance serves every call without a policy
+DEFAULT_POLICY = Policy()  # frozen: one shared instance serves every call without a policy
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,7 +216,7 @@ def verify(
         raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
     if not isinstance(output, str):
         raise InputError(f"model output must be a string, got {type(output).__name__}")
-    policy = policy or _DEFAULT_POLICY
+    policy = policy or DEFAULT_POLICY
     parsed = parse(ws, scrub(output), format, policy.sentinels)
     return _verdict(ws, parsed, policy)
 

@@ -45,10 +45,9 @@ def make_backend(
 
         return HeuristicBackend()
     if name == "judge":
-        from ..providers.extractive import ExtractiveProvider
         from .judge import JudgeBackend
 
-        if isinstance(provider, ExtractiveProvider):
+        if provider is not None and not provider.capabilities.generates:
             raise EntailmentError(
                 "the extractive provider cannot judge: the judge needs a model "
                 "(--provider local, openai or anthropic)"

@@ -13,44 +13,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from ..errors import QuoteboundError
-from ..sources import WorkingSet
+from ..request import Capabilities, Message, Request, Role
 
-Role = Literal["system", "user", "assistant"]
 ErrorKind = Literal[
     "timeout", "http_error", "auth", "refusal", "truncated", "bad_response", "config"
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class Capabilities:
-    """What an adapter can do; the contract and pipeline read these, never provider names."""
-
-    json_schema: bool = False  # constrained decoding against a JSON schema
-    native_citations: bool = False  # sources sent as citable documents, citations returned
-    streaming: bool = False
-    # The output format it always answers in, whatever the contract asked (the extractive
-    # provider and native-citation mappings write JSON claims); None: the requested one.
-    answers_in: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Message:
-    role: Role
-    content: str
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    messages: tuple[Message, ...]
-    working_set: WorkingSet
-    format: str  # "json" | "inline" | "evidence"
-    question: str
-    schema: dict[str, Any] | None = None  # set when the provider can constrain output
-    max_tokens: int = 1024
-    temperature: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,3 +62,15 @@ class Provider(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release what the provider holds (a loaded model, an HTTP client)."""
+
+
+__all__ = [
+    "Capabilities",
+    "Completion",
+    "ErrorKind",
+    "Message",
+    "Provider",
+    "ProviderError",
+    "Request",
+    "Role",
+]

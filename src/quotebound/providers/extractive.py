@@ -4,7 +4,8 @@ It answers with the source sentences that best match the question, each a claim 
 itself word for word, so every claim it makes verifies by construction. Deterministic, fast,
 offline: useful when no model is available, and as a floor for model answers.
 
-Scoring: each sentence of 4-40 words scores the summed IDF (over the working set's
+Scoring: each sentence whose length the request's policy accepts as a quote (4-40 words by
+default) scores the summed IDF (over the working set's
 sentences) of the question's content words it contains. It abstains when no sentence covers
 at least ``min_coverage`` (0.35) of the question's total IDF weight: chosen on CLAPNQ dev
 (0.5 abstained on 69% of answerable questions, 0.35 on 44%, while still abstaining on 84% of
@@ -21,11 +22,10 @@ from typing import ClassVar
 
 from ..sources import WorkingSet
 from ..text import STOPWORDS, quote_words, sentence_spans
-from ..verify import Policy
+from ..verify import DEFAULT_POLICY, Policy
 from .base import Capabilities, Completion, Provider, Request
 
 _WORD = re.compile(r"[^\W_]+")
-_POLICY = Policy()
 # Besides function words, the verbs and adverbs questions are phrased with ("how long does it
 # take") name no content a sentence has to cover.
 _STOP = STOPWORDS | frozenset(
@@ -54,7 +54,7 @@ class _Sentence:
 
 class ExtractiveProvider(Provider):
     name: ClassVar[str] = "extractive"
-    capabilities: Capabilities = Capabilities(answers_in="json")
+    capabilities: Capabilities = Capabilities(answers_in="json", generates=False)
 
     def __init__(
         self, model: str = "extractive", max_claims: int = 3, min_coverage: float = 0.35
@@ -64,7 +64,7 @@ class ExtractiveProvider(Provider):
         self.min_coverage = min_coverage
 
     def complete(self, request: Request) -> Completion:
-        chosen = self.select(request.question, request.working_set)
+        chosen = self.select(request.question, request.working_set, request.policy)
         if not chosen:
             answer = {
                 "answerable": False,
@@ -82,9 +82,12 @@ class ExtractiveProvider(Provider):
             }
         return Completion(text=json.dumps(answer), model=self.model, finish_reason="stop")
 
-    def select(self, question: str, ws: WorkingSet) -> list[_Sentence]:
-        """The best sentences, best first, or none when coverage is too low."""
-        sentences = _sentences(ws)
+    def select(
+        self, question: str, ws: WorkingSet, policy: Policy = DEFAULT_POLICY
+    ) -> list[_Sentence]:
+        """The best sentences, best first, or none when coverage is too low; only sentences
+        whose length ``policy`` accepts as a quote are offered."""
+        sentences = _sentences(ws, policy)
         wanted = _terms(question)
         if not sentences or not wanted:
             return []
@@ -103,12 +106,12 @@ class ExtractiveProvider(Provider):
         return sorted(keep, key=lambda s: s.order)
 
 
-def _sentences(ws: WorkingSet) -> list[_Sentence]:
+def _sentences(ws: WorkingSet, policy: Policy) -> list[_Sentence]:
     out: list[_Sentence] = []
     for src in ws:
         for start, end in sentence_spans(src.text):
             text = src.text[start:end]
-            fits = _POLICY.min_quote_words <= quote_words(text) <= _POLICY.max_quote_words
+            fits = policy.min_quote_words <= quote_words(text) <= policy.max_quote_words
             if fits and not text.lstrip().startswith("#"):
                 out.append(_Sentence(src.id, text, frozenset(_terms(text)), len(out)))
     return out

@@ -4,8 +4,9 @@ enum and the extractive provider, so all four agree on where a sentence ends.
 A sentence ends at ``.``, ``!`` or ``?`` (and any closing quotes or brackets) followed by
 whitespace and a character that is not a lowercase letter; a blank line always ends one. A
 period does not end a sentence after a known abbreviation (``e.g.``, ``Dr.``), a dotted
-acronym (``U.S.``) unless a capital follows it, a single capital initial, or ``No.``/``p.``/``Fig.`` before a number;
-a decimal such as ``2.5`` has no whitespace after its period, so it never ends one.
+acronym (``U.S.``) unless a capital follows it, a single capital initial, or
+``No.``/``p.``/``Fig.`` before a number; a decimal such as ``2.5`` has no whitespace after
+its period, so it never ends one.
 
 Every function is linear in the text: a look-back reads at most 40 characters.
 """
