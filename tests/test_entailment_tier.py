@@ -222,14 +222,16 @@ def test_verify_cli_with_and_without_the_tier(
     code, _, err = run(["verify", sources, out, "--entailment-model", str(tmp_path)], capsys)
     assert code == 2 and "--entailment nli" in err
     # a model path with another backend is refused too, not silently ignored
-    for backend in ("heuristic", "judge"):
+    # (--nli-model is the name in every command; --entailment-model, its older name, still works)
+    for backend, flag in [(b, f) for b in ("heuristic", "judge")
+                          for f in ("--nli-model", "--entailment-model")]:  # fmt: skip
         code, stdout, err = run(["verify", sources, out, "--entailment", backend,
-                                 "--entailment-model", str(tmp_path)], capsys)  # fmt: skip
+                                 flag, str(tmp_path)], capsys)  # fmt: skip
         assert code == 2 and stdout == ""
-        assert err == "quotebound: error: --entailment-model needs --entailment nli\n"
+        assert err == "quotebound: error: --nli-model needs --entailment nli\n"
     code, _, err = run(["ask", "leave", "--provider", "extractive", "--entailment", "heuristic",
                         "--entailment-model", str(tmp_path)], capsys)  # fmt: skip
-    assert code == 2 and "--entailment-model needs --entailment nli" in err
+    assert code == 2 and "--nli-model needs --entailment nli" in err
 
 
 def test_check_support_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:

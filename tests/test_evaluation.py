@@ -359,12 +359,12 @@ def test_first_rows_of_real_clapnq() -> None:
 def word_backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[WordBackend]]:
     made: list[WordBackend] = []
 
-    def create(name: str, model_path: Path | None, provider: Any = None) -> Backend:
+    def create(name: str, *, model_path: Path | None = None, provider: Any = None) -> Backend:
         backend = FailingBackend() if name == "judge" else WordBackend()
         made.append(backend)
         return backend
 
-    monkeypatch.setattr(command, "create_backend", create)
+    monkeypatch.setattr(command, "make_backend", create)
     yield made
 
 
@@ -634,6 +634,16 @@ def test_sample_export_roundtrips_as_a_dataset(tmp_path: Path) -> None:
     assert again.read_text() == out.read_text()
     reloaded = load_dataset([out])  # a review file is a dataset of our format
     assert reloaded.kind == "quotebound" and len(reloaded) == 4
+    # quotebound sample is the command of its own; eval --traces --sample its older spelling
+    own = tmp_path / "own.jsonl"
+    made = CliRunner().invoke(command.sample_cmd, ["4", "--store", url, "--out", str(own),
+                                                   "--seed", "2", "--json"],
+                              standalone_mode=False)  # fmt: skip
+    assert made.exception is None and made.return_value == 0, made.output
+    assert json.loads(made.stdout) == {**info, "out": str(own)}
+    assert own.read_text() == out.read_text()
+    missing = CliRunner().invoke(command.sample_cmd, ["4", "--store", url])
+    assert missing.exit_code == 2 and "--out" in missing.output
 
 
 def test_eval_traces(tmp_path: Path, word_backend: list[WordBackend]) -> None:

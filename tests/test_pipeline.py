@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from quotebound.cards import text_fragment
 from quotebound.corpus import Chunk, LoadedDocument, Page
 from quotebound.pipeline import AskOptions, ask
 from quotebound.providers.base import ProviderError
 from quotebound.providers.extractive import ExtractiveProvider
 from quotebound.providers.scripted import ScriptedProvider
-from quotebound.resolve import text_fragment
 from quotebound.store import Store, open_store
 
 LEAVE = "Employees are entitled to 16 weeks of paid parental leave unless local law provides more."

@@ -9,12 +9,12 @@ import pytest
 
 from corpuskit import make_doc
 from quotebound import NormalizedText, Source, WorkingSet, normalize, verify
+from quotebound.cards import document_of
 from quotebound.cli import main
 from quotebound.errors import IngestError
 from quotebound.ingest import load_file
 from quotebound.pipeline import AskOptions, ask
 from quotebound.providers import ExtractiveProvider, ScriptedProvider
-from quotebound.resolve import document_of
 from quotebound.store import open_store
 from quotebound.store.postgres import _redact
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import json
-import os
 import sys
 import urllib.parse
 from collections.abc import Sequence
@@ -23,7 +22,8 @@ from typing import Any, NoReturn, overload
 import click
 
 from . import __version__
-from .entailment import close_together
+from .cards import safe_url
+from .entailment import close_together, make_backend
 from .entailment.base import Backend
 from .entailment.tier import check_entailment
 from .errors import IngestError, InputError, NotFoundError, QuoteboundError, unreadable
@@ -31,8 +31,7 @@ from .ingest import chunk_document, iter_files, load_file
 from .packing import DEFAULT_BUDGET_CHARS, chunk_key, pack
 from .parsing import FORMATS
 from .pipeline import Answer, AskOptions, ask
-from .providers import ExtractiveProvider, Provider
-from .resolve import safe_url
+from .providers import PROVIDER_NAMES, Provider, make_provider
 from .sources import WorkingSet
 from .store import ApiKey, Hit, Store, TraceRecord, open_store
 from .traceview import sent_source, source_view, trace_dict
@@ -121,8 +120,9 @@ _ENTAILMENT_CHOICES = click.Choice(["heuristic", "judge", "nli"])
 
 def _entailment_options(command: Any) -> Any:
     command = click.option(
-        "--entailment-model", type=click.Path(path_type=Path), metavar="PATH",
-        help="The local model directory of --entailment nli.",
+        "--nli-model", "--entailment-model", "entailment_model", type=click.Path(path_type=Path),
+        metavar="PATH", help="The local model directory of --entailment nli "
+        "(--entailment-model: its older name).",
     )(command)  # fmt: skip
     return click.option(
         "--entailment", type=_ENTAILMENT_CHOICES, default=None,
@@ -130,7 +130,7 @@ def _entailment_options(command: Any) -> Any:
     )(command)  # fmt: skip
 
 
-_ENTAILMENT_FLAGS = ("--entailment", "--entailment-model")
+_ENTAILMENT_FLAGS = ("--entailment", "--nli-model")
 
 
 @overload
@@ -159,8 +159,6 @@ def make_entailment(
         raise InputError(f"{flags[1]} needs {flags[0]} nli")
     if name is None:
         return None
-    from .entailment import make_backend
-
     return make_backend(name, model_path=model_path, provider=provider)
 
 
@@ -420,37 +418,6 @@ def _trace_report(trace: TraceRecord) -> str:
     return "\n".join(lines)
 
 
-PROVIDER_NAMES = ("local", "extractive", "openai", "anthropic")
-
-
-def make_provider(
-    name: str,
-    model: str | None,
-    base_url: str | None,
-    api_key: str | None,
-    model_path: Path | None = None,
-) -> Provider:
-    """The provider a user chose; environment variables are read here, at the boundary."""
-    if name == "extractive":
-        return ExtractiveProvider()
-    if name == "local":
-        from .providers.local import DEFAULT_MODEL, LocalProvider
-
-        cache = os.environ.get("QUOTEBOUND_MODELS")
-        return LocalProvider(
-            model or DEFAULT_MODEL, path=model_path, cache_dir=Path(cache) if cache else None
-        )
-    if model is None:
-        raise InputError(f"--provider {name} needs --model (the model name the API expects)")
-    if name == "openai":
-        from .providers.openai import OpenAIProvider
-
-        return OpenAIProvider.from_env(model, base_url=base_url, api_key=api_key)
-    from .providers.anthropic import AnthropicProvider
-
-    return AnthropicProvider.from_env(model, base_url=base_url, api_key=api_key)
-
-
 def _provider_options(command: Any) -> Any:
     """--provider, --model, --model-path, --base-url, --api-key: who writes answers."""
     options = [
@@ -502,7 +469,9 @@ def ask_cmd(
 ) -> int:
     """Answer QUESTION from the store's documents: every claim cited, quoted and verified,
     repaired once or dropped, or a helpful abstention; the whole exchange is traced."""
-    chosen = make_provider(provider, model, base_url, api_key, model_path)
+    chosen = make_provider(
+        provider, model, base_url=base_url, api_key=api_key, model_path=model_path
+    )
     backend = None
     try:
         # A judge runs on the provider that answers (no second copy of a local model).
@@ -576,7 +545,9 @@ def check_support_cmd(
         raise InputError("CLAIM and --quote must both have text")
     judge = None
     if backend_name == "judge":
-        judge = make_provider(provider, model, base_url, api_key, model_path)
+        judge = make_provider(
+            provider, model, base_url=base_url, api_key=api_key, model_path=model_path
+        )
     backend = None
     try:
         backend = make_entailment(backend_name, nli_model, judge, ("--backend", "--nli-model"))
@@ -619,7 +590,9 @@ def serve_cmd(
     if not live:
         click.echo("note: no API keys yet; create one with: quotebound keys create", err=True)
     # Made now, so a missing model file or API key is a clear exit 2 here, not a 503 later.
-    chosen = make_provider(provider, model, base_url, api_key, model_path)
+    chosen = make_provider(
+        provider, model, base_url=base_url, api_key=api_key, model_path=model_path
+    )
     config = ServerConfig(store_url=store_url, max_body_bytes=max_body, provider=lambda: chosen)
     click.echo(f"quotebound serving on http://{host}:{port}/ (Ctrl-C stops)", err=True)
     uvicorn.run(create_app(config), host=host, port=port, log_level="warning")
@@ -688,9 +661,10 @@ def _key_dict(key: ApiKey) -> dict[str, Any]:
 
 
 def _register_eval() -> None:
-    from .evaluation.command import eval_cmd
+    from .evaluation.command import eval_cmd, sample_cmd
 
     cli.add_command(eval_cmd, "eval")
+    cli.add_command(sample_cmd, "sample")
 
 
 _register_eval()

@@ -18,12 +18,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .cards import Card, ClaimCite, build_cards, document_of
 from .contract import build_request, repair_request
 from .entailment.base import Backend
 from .entailment.tier import check_entailment
 from .packing import DEFAULT_BUDGET_CHARS, Pack, chunk_key, pack
 from .providers.base import Completion, Provider, ProviderError, Request
-from .resolve import Card, ClaimCite, build_cards, document_of
 from .store import Store, TraceAttempt, TraceRecord
 from .text.normalize import scrub
 from .verify import Policy, Verdict, verify

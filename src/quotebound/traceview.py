@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from .cards import deep_link
 from .errors import NotFoundError
-from .resolve import deep_link
 from .store import TraceAttempt, TraceRecord, TraceSource
 
 

@@ -38,8 +38,11 @@ def make_backend(
     provider: Provider | None = None,
 ) -> Backend:
     """The backend called ``name``: ``heuristic``, ``judge`` (through ``provider``, the embedded
-    local model when None; never the extractive provider, which has no model to judge with) or
-    ``nli`` (the model at ``model_path``, required)."""
+    local model when None; never a provider that does not generate, such as the extractive
+    one) or ``nli`` (the model at ``model_path``, required, and for it alone). The one factory
+    of backends: the CLI, the server and evaluation all make them here."""
+    if model_path is not None and name != "nli":
+        raise EntailmentError(f"a model path is for the nli backend only, not {name!r}")
     if name == "heuristic":
         from .heuristic import HeuristicBackend
 

@@ -10,12 +10,11 @@ value still gets the report and the summary written before the exit 2.
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,9 +22,9 @@ from typing import Any
 
 import click
 
-from ..entailment import close_together
-from ..entailment.base import Backend
+from ..entailment import close_together, make_backend
 from ..errors import InputError
+from ..providers import PROVIDER_NAMES, make_provider
 from .loaders import KINDS, Dataset, Kind, load_dataset
 from .report import text_report, write_html
 from .run import (
@@ -43,7 +42,6 @@ from .run import (
 from .sample import export_sample, recent_traces
 
 BACKENDS = ("heuristic", "judge", "nli", "none")
-PROVIDERS = ("extractive", "local", "openai", "anthropic")
 DEFAULT_TRACE_LIMIT = 200
 DEFAULT_SAMPLE_POOL = 500
 
@@ -58,27 +56,7 @@ class _Model:
     api_key: str | None
 
     def make(self, name: str) -> Any:
-        from ..cli import make_provider
-
-        return make_provider(name, self.model, self.base_url, self.api_key)
-
-
-def create_backend(name: str, model_path: Path | None, provider: Any = None) -> Backend:
-    """The entailment backend, made by ``quotebound.entailment.make_backend`` (imported only
-    here, so evaluating validity or abstention needs no model packages). ``provider`` is the
-    judge's Provider (None: the embedded local model)."""
-    try:
-        module = importlib.import_module("quotebound.entailment")
-        factory: Callable[..., Any] = module.make_backend
-    except (ImportError, AttributeError):
-        raise InputError(
-            f"the entailment backend {name!r} is not available in this installation: "
-            "install the extra with pip install 'quotebound[entail]', or use --backend none"
-        ) from None
-    backend = factory(name, model_path=model_path, provider=provider)
-    if not isinstance(backend, Backend):
-        raise InputError(f"make_backend({name!r}) did not return an entailment Backend")
-    return backend
+        return make_provider(name, self.model, base_url=self.base_url, api_key=self.api_key)
 
 
 def parse_gates(specs: tuple[str, ...]) -> list[tuple[str, float]]:
@@ -196,7 +174,7 @@ def _check_arguments(
 )
 @click.option(
     "--provider",
-    type=click.Choice(PROVIDERS),
+    type=click.Choice(PROVIDER_NAMES),
     help="Who answers CLAPNQ questions (default extractive); the judge's model (default local).",
 )
 @click.option("--model", help="The --provider's model: an API model name, or a bundled local one.")
@@ -231,7 +209,7 @@ def _check_arguments(
     "--sample",
     type=click.IntRange(1),
     metavar="N",
-    help="With --traces: export a stratified sample of N traces for review.",
+    help="With --traces: as quotebound sample N (its older spelling).",
 )
 @click.option(
     "--out", type=click.Path(path_type=Path, dir_okay=False), help="The JSONL file --sample writes."
@@ -249,19 +227,8 @@ def eval_cmd(
     with a 95% confidence interval. Metric definitions: docs/evaluation.md."""
     _check_arguments(datasets, traces, sample, out, report)
     gates = parse_gates(fail_under)
-    if sample is not None and out is not None:
-        from ..store import open_store
-
-        with open_store(store_url) as store:
-            result = export_sample(store, out, sample, seed, owner, limit or DEFAULT_SAMPLE_POOL)
-        lines = [f"wrote {result['drawn']} of {result['pool']} traces to {result['out']} "
-                 f"(seed {seed})"]  # fmt: skip
-        if result["provider_errors_left_out"]:
-            lines.append(f"  left out {result['provider_errors_left_out']} provider-error "
-                         "trace(s): no model output to review")  # fmt: skip
-        lines += [f"  {k:<28} {v['drawn']:>4} of {v['pool']}" for k, v in result["strata"].items()]
-        _emit(as_json, result, "\n".join(lines))
-        return 0
+    if sample is not None and out is not None:  # the older spelling of ``quotebound sample``
+        return _export(store_url, out, sample, seed, owner, limit, as_json)
     show = not as_json and sys.stderr.isatty()
     chosen = _Model(provider, model, base_url, api_key)
     summary = _evaluate(datasets, dataset_kind, traces, store_url, owner, backend, model_path,
@@ -275,6 +242,53 @@ def eval_cmd(
     if missing:
         raise InputError("; ".join(missing))
     return 1 if failed else 0
+
+
+@click.command("sample")
+@click.argument("n", type=click.IntRange(1), metavar="N")
+@click.option(
+    "--out", type=click.Path(path_type=Path, dir_okay=False), required=True,
+    help="The JSONL file to write the sample to.",
+)  # fmt: skip
+@click.option(
+    "--store", "store_url", envvar="QUOTEBOUND_STORE", metavar="URL",
+    help="sqlite:///PATH or postgresql://...",
+)  # fmt: skip
+@click.option(
+    "--owner", metavar="KEY_ID",
+    help="Traces of this API key id (default: traces written without one).",
+)  # fmt: skip
+@click.option(
+    "--limit", type=click.IntRange(1), metavar="POOL",
+    help=f"Draw from the POOL newest traces (default {DEFAULT_SAMPLE_POOL}).",
+)  # fmt: skip
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the draw.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON document.")
+def sample_cmd(
+    n: int, out: Path, store_url: str | None, owner: str | None, limit: int | None, seed: int,
+    as_json: bool,
+) -> int:  # fmt: skip
+    """Write a stratified sample of N recent traces to --out as JSONL, for people to label;
+    the labelled file evaluates with quotebound eval. Strata: docs/evaluation.md."""
+    return _export(store_url, out, n, seed, owner, limit, as_json)
+
+
+def _export(
+    store_url: str | None, out: Path, n: int, seed: int, owner: str | None, limit: int | None,
+    as_json: bool,
+) -> int:  # fmt: skip
+    from ..store import open_store
+
+    with open_store(store_url) as store:
+        result = export_sample(store, out, n, seed, owner, limit or DEFAULT_SAMPLE_POOL)
+    lines = [f"wrote {result['drawn']} of {result['pool']} traces to {result['out']} "
+             f"(seed {seed})"]  # fmt: skip
+    if result["provider_errors_left_out"]:
+        lines.append(f"  left out {result['provider_errors_left_out']} provider-error "
+                     "trace(s): no model output to review")  # fmt: skip
+    lines += [f"  {k:<28} {v['drawn']:>4} of {v['pool']}" for k, v in result["strata"].items()]
+    _emit(as_json, result, "\n".join(lines))
+    return 0
 
 
 def _emit(as_json: bool, payload: dict[str, Any], human: str) -> None:
@@ -309,7 +323,7 @@ def _evaluate(
         judge_model = chosen.make(chosen.provider or "local")
     try:
         if backend_name != "none":
-            backend = create_backend(backend_name, model_path, judge_model)
+            backend = make_backend(backend_name, model_path=model_path, provider=judge_model)
         if dataset is not None and dataset.task == "pairs" and backend is not None:
             with _bar(len(dataset.pairs), "judging", show) as tick:
                 return evaluate_pairs(dataset, backend, seed, tick)
