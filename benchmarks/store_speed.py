@@ -70,8 +70,8 @@ from typing import Any
 from quotebound import WorkingSet, verify
 from quotebound.corpus import Chunk, LoadedDocument, Page
 from quotebound.store import Hit, Store, TraceAttempt, TraceRecord, TraceSource, open_store
+from quotebound.store.ranking import fts_query
 from quotebound.store.sql import visible
-from quotebound.store.sqlite import fts_query
 
 SEED = 20260214
 DOCUMENTS = 2500

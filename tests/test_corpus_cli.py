@@ -11,7 +11,7 @@ import pytest
 
 from quotebound.cli import main
 from quotebound.packing import pack
-from quotebound.store import TraceAttempt, TraceRecord, open_store
+from quotebound.store import TraceAttempt, TraceRecord, TraceSource, open_store
 from quotebound.verify import verify
 
 
@@ -129,7 +129,7 @@ def test_trace_prints_and_reopens_a_citation(
         assert verdict.status == "grounded"
         trace = TraceRecord(
             question="Germany?",
-            sources=packed.trace_sources(),
+            sources=TraceSource.of_pack(packed),
             prompt="p",
             model="scripted",
             attempts=(TraceAttempt(raw, verdict.to_dict()),),

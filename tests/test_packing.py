@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from quotebound import verify
 from quotebound.packing import chunk_key, pack
-from quotebound.store import Hit
+from quotebound.store import Hit, TraceSource
 
 
 def hit(n: int, text: str, key: str = "handbook:leave.txt", **kw: object) -> Hit:
@@ -77,7 +77,7 @@ def test_packed_set_is_the_allowlist_the_verifier_uses() -> None:
 
 def test_trace_sources_keep_offsets_and_version() -> None:
     packed = pack([hit(2, LEAVE, start=40)])
-    [traced] = packed.trace_sources()
+    [traced] = TraceSource.of_pack(packed)
     assert (traced.id, traced.start, traced.end, traced.version) == ("S1", 40, 40 + len(LEAVE), 1)
     assert traced.to_source() == packed.working_set.get("S1")
 

@@ -17,11 +17,13 @@ from pathlib import Path
 
 import pytest
 
+import quotebound.store.ranking as ranking
 import quotebound.store.sqlite as sqlite_store
 from corpuskit import make_doc
 from quotebound.store import Hit, open_store
+from quotebound.store.ranking import _can_reach, _length, fts_query
 from quotebound.store.sql import HIT_COLUMNS, hit_from_row, visible
-from quotebound.store.sqlite import SQLiteStore, _can_reach, _length, fts_query
+from quotebound.store.sqlite import SQLiteStore
 
 SEED = 20260301
 CORPORA = ("handbook", "finance")
@@ -130,8 +132,8 @@ def test_search_equals_full_bm25(
     fetch_rows: int,
     threshold_rows: int,
 ) -> None:
-    monkeypatch.setattr(sqlite_store, "FETCH_ROWS", fetch_rows)
-    monkeypatch.setattr(sqlite_store, "_THRESHOLD_ROWS", threshold_rows)
+    monkeypatch.setattr(ranking, "FETCH_ROWS", fetch_rows)
+    monkeypatch.setattr(ranking, "_THRESHOLD_ROWS", threshold_rows)
     for text, corpora, groups in _queries(60, SEED + limit + fetch_rows + threshold_rows):
         got = corpus_store.search(text, corpora=corpora, groups=groups, limit=limit)
         assert got == reference(corpus_store, text, corpora, groups, limit), (text, corpora, groups)
@@ -141,7 +143,7 @@ def test_pruning_runs_and_never_returns_hidden_chunks(corpus_store: SQLiteStore)
     # The candidate query must actually prune on this corpus (else the test above proves
     # little), and what it returns stays inside the caller's groups and corpora.
     text = f"{COMMON[0]} {COMMON[1]} {MIDDLE[0]} {MIDDLE[3]} {RARE[0]} {RARE[1]}"
-    ranker = sqlite_store._Ranker(
+    ranker = ranking._Ranker(
         corpus_store._conn.cursor(), text.split(), *visible(None, ()), limit=10, known={}
     )
     bounded = ranker._bounded()
@@ -307,8 +309,8 @@ def test_sizes_tighten_the_bounds(corpus_store: SQLiteStore) -> None:
     text = f"{COMMON[0]} {COMMON[1]} {MIDDLE[0]} {RARE[0]}"
     cur = corpus_store._conn.cursor()
     tokens = corpus_store._sizes.terms_of(cur, text.split())
-    tight = sqlite_store._Ranker(cur, text.split(), *visible(None, ()), 10, {}, tokens)._bounded()
-    loose = sqlite_store._Ranker(cur, text.split(), *visible(None, ()), 10, {})._bounded()
+    tight = ranking._Ranker(cur, text.split(), *visible(None, ()), 10, {}, tokens)._bounded()
+    loose = ranking._Ranker(cur, text.split(), *visible(None, ()), 10, {})._bounded()
     assert tight is not None and loose is not None
     assert tight[0] == loose[0] and tight[2] == loose[2]
     assert all(t <= g for t, g in zip(tight[1], loose[1], strict=True))
@@ -417,7 +419,7 @@ def test_a_chunk_cut_otherwise_than_fts5_is_tokenized_by_fts5(
     # Cutting at a letter too (never so: whitespace and ASCII punctuation always separate)
     # gives the wrong token count; the check against FTS5's length catches it and FTS5
     # tokenizes the whole chunk instead, so the statistics stay exact.
-    monkeypatch.setattr(sqlite_store, "_SEPARATORS", str.maketrans({"a": " ", "-": " "}))
+    monkeypatch.setattr(ranking, "_SEPARATORS", str.maketrans({"a": " ", "-": " "}))
     rng = random.Random(SEED + 31)
     with open_store(f"sqlite:///{tmp_path / 'cut.db'}") as store:
         assert isinstance(store, SQLiteStore)

@@ -1,4 +1,4 @@
-"""The corpus data model shared by ingest, the store and retrieval.
+"""The corpus data model shared by ingest, the store, retrieval and the packer.
 
 Invariants:
 - A document's ``text`` is its *canonical* text: what loaders extracted, with layout artefacts
@@ -84,3 +84,26 @@ class Chunk:
     def __post_init__(self) -> None:
         if not self.hash:
             object.__setattr__(self, "hash", sha256_text(self.text))
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One retrieved chunk occurrence, ranked (higher ``score`` is better)."""
+
+    key: str
+    version: int
+    text: str
+    hash: str
+    start: int
+    end: int
+    score: float
+    title: str | None = None
+    url: str | None = None
+    updated: str | None = None
+    pages: tuple[int, ...] = ()
+    section: str | None = None
+    ordinal: int = 0
+
+    @property
+    def page(self) -> int | None:
+        return self.pages[0] if self.pages else None

@@ -17,9 +17,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .corpus import Hit
 from .errors import SourceError
 from .sources import Source, WorkingSet
-from .store.base import Hit, TraceSource
 from .text.normalize import normalize
 
 DEFAULT_BUDGET_CHARS = 12_000
@@ -40,13 +40,6 @@ class Pack:
     working_set: WorkingSet
     hits: tuple[Hit, ...]  # packed, in S1..Sn order
     dropped: tuple[Dropped, ...]
-
-    def trace_sources(self) -> tuple[TraceSource, ...]:
-        """The sources as a trace stores them: with their document offsets and version."""
-        return tuple(
-            TraceSource.of(src, hit.start, hit.end, hit.version)
-            for src, hit in zip(self.working_set, self.hits, strict=True)
-        )
 
 
 def chunk_key(hit: Hit) -> str:

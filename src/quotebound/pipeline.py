@@ -24,7 +24,7 @@ from .entailment.base import Backend
 from .entailment.tier import check_entailment
 from .packing import DEFAULT_BUDGET_CHARS, Pack, chunk_key, pack
 from .providers.base import Completion, Provider, ProviderError, Request
-from .store import Store, TraceAttempt, TraceRecord
+from .store import Store, TraceAttempt, TraceRecord, TraceSource
 from .text.normalize import scrub
 from .verify import Policy, Verdict, verify
 
@@ -168,7 +168,7 @@ def ask(
         counts["served_attempt"] = verdicts.index(final) + 1
     clock.timings["total_ms"] = round((time.perf_counter() - clock.started) * 1000, 3)
     trace = TraceRecord(
-        question=question, sources=packed.trace_sources(), attempts=tuple(attempts),
+        question=question, sources=TraceSource.of_pack(packed), attempts=tuple(attempts),
         prompt=_render(sent), model=provider.model,
         corpus=",".join(opts.corpora) if opts.corpora else None, status=answer.status,
         owner=opts.owner, timings=clock.timings, counts=counts,

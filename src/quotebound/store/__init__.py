@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..corpus import Hit
 from ..errors import InputError
 from .base import (
     ApiKey,
     DocumentInfo,
-    Hit,
     IngestResult,
     Store,
     TraceAttempt,

@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..corpus import Chunk, LoadedDocument
+from ..corpus import Chunk, Hit, LoadedDocument
+from ..packing import Pack
 from ..sources import Source, SourceKind, WorkingSet
 
 IngestStatus = Literal["added", "unchanged", "updated", "new_version"]
@@ -55,29 +56,6 @@ class DocumentInfo:
 
 
 @dataclass(frozen=True, slots=True)
-class Hit:
-    """One retrieved chunk occurrence, ranked (higher ``score`` is better)."""
-
-    key: str
-    version: int
-    text: str
-    hash: str
-    start: int
-    end: int
-    score: float
-    title: str | None = None
-    url: str | None = None
-    updated: str | None = None
-    pages: tuple[int, ...] = ()
-    section: str | None = None
-    ordinal: int = 0
-
-    @property
-    def page(self) -> int | None:
-        return self.pages[0] if self.pages else None
-
-
-@dataclass(frozen=True, slots=True)
 class TraceSource:
     """One source exactly as it was sent in a request."""
 
@@ -105,6 +83,14 @@ class TraceSource:
             src.id, src.text, src.key, src.title, src.url, src.updated, src.kind, src.page,
             start, end, version,
         )  # fmt: skip
+
+    @classmethod
+    def of_pack(cls, packed: Pack) -> tuple[TraceSource, ...]:
+        """A pack's sources as a trace stores them: with their document offsets and version."""
+        return tuple(
+            cls.of(src, hit.start, hit.end, hit.version)
+            for src, hit in zip(packed.working_set, packed.hits, strict=True)
+        )
 
     def to_source(self) -> Source:
         return Source(

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ..corpus import Hit
 from ..errors import StoreError
-from .base import Hit
 from .sql import HIT_COLUMNS, SQLStore, hit_from_row
 
 try:

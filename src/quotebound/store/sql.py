@@ -15,13 +15,12 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from ..corpus import Chunk, LoadedDocument, sha256_text
+from ..corpus import Chunk, Hit, LoadedDocument, sha256_text
 from ..errors import InputError, NotFoundError, StoreError
 from ..text.words import STOPWORDS
 from .access import AccessMixin
 from .base import (
     DocumentInfo,
-    Hit,
     IngestResult,
     Store,
     TraceAttempt,
