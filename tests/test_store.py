@@ -188,6 +188,19 @@ def test_trace_round_trip(store: Store) -> None:
     )
 
 
+def test_a_failed_call_is_an_attempt_error_and_legacy_markers_read_as_one(store: Store) -> None:
+    sources = (TraceSource("S1", "Employees get 16 weeks of paid parental leave."),)
+    new = TraceRecord("q", sources, (TraceAttempt("", error="timeout: no answer in 30 s"),))
+    # written before 0005_attempt_errors: the error was the attempt's output
+    legacy = TraceRecord("q", sources, (TraceAttempt("<provider error: auth> bad key"),))
+    ok = TraceRecord("q", sources, (TraceAttempt("<provider error: x> is just text", {}),))
+    for trace in (new, legacy, ok):
+        store.write_trace(trace)
+    assert store.get_trace(new.id) == new
+    assert store.get_trace(legacy.id).attempts == (TraceAttempt("", None, "auth: bad key"),)
+    assert store.get_trace(ok.id) == ok  # an output with a verdict is an output, whatever it says
+
+
 def test_traces_are_read_together_in_the_order_asked(store: Store) -> None:
     store.ingest("handbook", *LEAVE)
     mine = [_trace(store, owner="alice") for _ in range(3)]

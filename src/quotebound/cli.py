@@ -412,7 +412,8 @@ def _trace_report(trace: TraceRecord) -> str:
         lines.append(f"  {src.id:<4} {src.key or '-'}{page}  {_shorten(src.text, 70)}")
     for n, attempt in enumerate(trace.attempts, 1):
         status = (attempt.verdict or {}).get("status", "-")
-        lines.append(f"attempt {n}: {status}  {_shorten(attempt.output, 70)}")
+        said = f"provider error: {attempt.error}" if attempt.error else attempt.output
+        lines.append(f"attempt {n}: {status}  {_shorten(said, 70)}")
     if trace.counts:
         lines.append("counts: " + ", ".join(f"{k} {v}" for k, v in trace.counts.items()))
     return "\n".join(lines)

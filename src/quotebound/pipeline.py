@@ -29,8 +29,6 @@ from .text.normalize import scrub
 from .verify import Policy, Verdict, verify
 
 _REPAIRABLE = frozenset({"partial", "ungrounded", "unparseable"})
-# How a trace attempt whose model call failed begins: "<provider error: KIND> message".
-PROVIDER_ERROR_MARKER = "<provider error: "
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,8 +192,9 @@ def _attempt(
         completion: Completion = provider.complete(request)
     except ProviderError as exc:
         clock.lap("generate_ms", at)
-        attempts.append(TraceAttempt(f"{PROVIDER_ERROR_MARKER}{exc.kind}> {exc}"))
-        return f"{exc.kind}: {exc}"
+        error = f"{exc.kind}: {exc}"
+        attempts.append(TraceAttempt("", error=error))
+        return error
     at = clock.lap("generate_ms", at)
     text = scrub(completion.text)
     fmt = provider.capabilities.answers_in or request.format

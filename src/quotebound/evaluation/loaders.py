@@ -27,8 +27,8 @@ from typing import Any, Literal
 
 from ..errors import InputError, SourceError, unreadable
 from ..parsing import FORMATS
-from ..pipeline import PROVIDER_ERROR_MARKER
 from ..sources import Source
+from ..store.base import legacy_provider_error
 
 Kind = Literal["attributionbench", "wice", "clapnq", "quotebound"]
 KINDS: tuple[Kind, ...] = ("attributionbench", "wice", "clapnq", "quotebound")
@@ -39,7 +39,6 @@ WICE_MAX_QUOTE_CHARS = 1500
 WICE_FALLBACK_SENTENCES = 3
 _MARKER = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")  # AttributionBench keeps "[2]" markers
 _WORD = re.compile(r"[^\W_]{3,}")
-_PROVIDER_ERROR = re.compile(r"\s*" + re.escape(PROVIDER_ERROR_MARKER))  # a failed model call
 _OWN_FIELDS = frozenset({"id", "question", "sources", "output", "format", "labels", "meta",
                          "verdict", "trace"})  # fmt: skip
 
@@ -320,7 +319,7 @@ def own_example(row: Mapping[str, Any], where: str, number: int = 0) -> AnswerEx
     parsed = None if claims is None else _claim_labels(claims, where)
     trace = row.get("trace")
     failed = isinstance(trace, dict) and trace.get("status") == "provider_error"
-    error = output if failed or _PROVIDER_ERROR.match(output) else None
+    error = output if failed or legacy_provider_error(output) else None
     return AnswerExample(str(row.get("id") or f"line-{number}"), question, sources, output,
                          fmt, answerable, parsed, error=error, where=where)  # fmt: skip
 

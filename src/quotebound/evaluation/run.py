@@ -27,7 +27,6 @@ from typing import Any
 from ..entailment.base import Backend, Judgement
 from ..entailment.tier import evidence_text
 from ..errors import InputError
-from ..pipeline import PROVIDER_ERROR_MARKER
 from ..sources import WorkingSet
 from ..store import TraceRecord
 from ..verify import verify
@@ -168,7 +167,7 @@ def provider_error_of(trace: TraceRecord) -> str | None:
     )
     if not failed:
         return None
-    recorded = [a.output for a in trace.attempts if a.output.startswith(PROVIDER_ERROR_MARKER)]
+    recorded = [a.error for a in trace.attempts if a.error is not None]
     return recorded[-1] if recorded else "provider_error"
 
 

@@ -7,8 +7,8 @@ proportional to stratum size, with at least one trace from every stratum that ha
 rare stratum, such as partial answers, is always seen), by largest remainders; within a
 stratum the traces are drawn by ``random.Random(seed)``. The same store, pool and seed give
 the same sample. Provider-error traces (no claim served because a model call failed; see
-``run.provider_error_of``) are left out of the pool, and counted: there is no model output to
-review, and a "<provider error: ...>" line would not verify into the claims it is labelled with.
+``run.provider_error_of``) are left out of the pool, and counted: a failed call has no model
+output to review.
 
 Each exported line is a line of the evaluation JSONL format (docs/evaluation.md): question,
 sources as sent, the served output and its format, and empty ``labels`` for the reviewer to

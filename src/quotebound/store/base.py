@@ -16,6 +16,7 @@ Invariants (both backends, tested by one suite):
 from __future__ import annotations
 
 import datetime as _dt
+import re
 import secrets
 import time
 from abc import ABC, abstractmethod
@@ -105,12 +106,33 @@ class TraceSource:
         )
 
 
+# How traces written before 0005_attempt_errors recorded a failed model call: as its output,
+# "<provider error: KIND> message". Read back as ``TraceAttempt.error``; never written now.
+_LEGACY_ERROR = re.compile(r"\s*<provider error: ([a-z_]+)> ?(.*)", re.DOTALL)
+
+
 @dataclass(frozen=True, slots=True)
 class TraceAttempt:
-    """One model call: the raw output and the verdict on it (its ``to_dict()``)."""
+    """One model call: the raw output and the verdict on it (its ``to_dict()``), or, where
+    the call failed, the provider's error (``"KIND: message"``) and no output or verdict."""
 
     output: str
     verdict: dict[str, Any] | None = None
+    error: str | None = None
+
+    @classmethod
+    def read(cls, output: str, verdict: dict[str, Any] | None, error: str | None) -> TraceAttempt:
+        """An attempt as stored; one stored in the legacy form gets its error as a field."""
+        if error is None and verdict is None and (legacy := legacy_provider_error(output)):
+            return cls("", None, legacy)
+        return cls(output, verdict, error)
+
+
+def legacy_provider_error(output: str) -> str | None:
+    """``"KIND: message"`` when ``output`` is a failed call recorded the legacy way, else None
+    (traces and review files written before provider errors were a field of their own)."""
+    found = _LEGACY_ERROR.fullmatch(output)
+    return None if found is None else f"{found.group(1)}: {found.group(2)}"
 
 
 def new_trace_id() -> str:

@@ -133,7 +133,15 @@ def _term_sizes(dialect: str) -> Migration:
     )
 
 
-_MIGRATIONS: tuple[Callable[[str], Migration], ...] = (_corpus, _traces, _api_keys, _term_sizes)
+def _attempt_errors(dialect: str) -> Migration:
+    """A failed model call's error as a column of its attempt (it was written as the output,
+    ``<provider error: KIND> message``, which readers still understand)."""
+    return Migration("0005_attempt_errors", ("ALTER TABLE trace_attempts ADD COLUMN error TEXT",))
+
+
+_MIGRATIONS: tuple[Callable[[str], Migration], ...] = (
+    _corpus, _traces, _api_keys, _term_sizes, _attempt_errors,
+)  # fmt: skip
 
 
 def migrations(dialect: str) -> list[Migration]:

@@ -418,10 +418,10 @@ class SQLStore(AccessMixin, Store):
                 verdict = None if item.verdict is None else json.dumps(item.verdict)
                 cur.execute(
                     self._sql(
-                        "INSERT INTO trace_attempts (trace_id, attempt, output_hash, verdict) "
-                        "VALUES (?, ?, ?, ?)"
+                        "INSERT INTO trace_attempts (trace_id, attempt, output_hash, verdict, "
+                        "error) VALUES (?, ?, ?, ?, ?)"
                     ),
-                    (trace.id, attempt, self._text(cur, item.output), verdict),
+                    (trace.id, attempt, self._text(cur, item.output), verdict, item.error),
                 )
         return trace.id
 
@@ -472,14 +472,15 @@ class SQLStore(AccessMixin, Store):
         attempts: dict[str, list[TraceAttempt]] = {i: [] for i in ids}
         cur.execute(
             self._sql(
-                "SELECT a.trace_id, b.text, a.verdict FROM trace_attempts a JOIN blobs b "
+                "SELECT a.trace_id, b.text, a.verdict, a.error FROM trace_attempts a JOIN blobs b "
                 f"ON b.hash = a.output_hash WHERE a.trace_id IN ({marks}) "
                 "ORDER BY a.trace_id, a.attempt"
             ),
             ids,
         )
         for r in cur.fetchall():
-            attempts[r[0]].append(TraceAttempt(r[1], None if r[2] is None else json.loads(r[2])))
+            verdict = None if r[2] is None else json.loads(r[2])
+            attempts[r[0]].append(TraceAttempt.read(r[1], verdict, r[3]))
         return {
             row[0]: TraceRecord(
                 id=row[0],
