@@ -25,6 +25,11 @@ from typing import Any, Literal
 
 from .errors import InputError, PolicyError
 from .parsing import DEFAULT_SENTINELS, FORMATS, Parsed, ParsedCitation, ParsedClaim, parse
+
+# (re-exported until quotebound/__init__.py reads them from .reasons)
+from .reasons import CITATION_REASONS as CITATION_REASONS
+from .reasons import CLAIM_REASONS as CLAIM_REASONS
+from .reasons import STATUSES as STATUSES
 from .sources import WorkingSet
 from .support import Missing, claim_gap, states_number_or_date
 from .text.normalize import NORMALIZATION_VERSION, normalize, scrub
@@ -34,33 +39,6 @@ from .text.words import count_words, trimmed
 VERDICT_VERSION = 1
 
 Status = Literal["grounded", "partial", "ungrounded", "abstained", "unparseable"]
-STATUSES: dict[str, str] = {
-    "grounded": "every claim was kept",
-    "partial": "some claims were kept and some dropped",
-    "ungrounded": "no claim was kept (or the answer made none)",
-    "abstained": "the model said the sources do not answer the question",
-    "unparseable": "the output could not be read in the expected format",
-}
-CITATION_REASONS: dict[str, str] = {
-    "unknown_source": "the cited id is not in the working set that was sent",
-    "cites_user_message": "the citation points at the user's own message, which is not evidence",
-    "quote_missing": "the format requires a verbatim quote and the citation has none",
-    "quote_too_short": "the quote has fewer words than the policy's minimum",
-    "quote_too_long": "the quote has more words than the policy's maximum",
-    "quote_not_found": "the quote does not occur in the cited source",
-    "quote_in_other_source": "the quote occurs in another source of the set, not the cited one",
-    "identifier_not_in_source": "an identifier in the claim is not in the cited evidence",
-    "number_not_in_source": "a number in the claim is not in the cited evidence",
-    "quoted_text_not_in_source": "words the claim puts in quotation marks are not in the evidence",
-    "contradicted": "the entailment tier judged that the quote contradicts the claim",
-    "not_entailed": "the entailment tier judged that the quote does not support the claim",
-    "entailment_error": "the entailment tier could not check the quote (it fails closed)",
-}
-CLAIM_REASONS: dict[str, str] = {
-    "no_citation": "the claim cites nothing",
-    "unmarked_claim": "a sentence stating a number or date carries no citation marker",
-    "no_valid_citation": "every citation of the claim failed a check",
-}
 _SUPPORT_REASON = {
     "identifier": "identifier_not_in_source",
     "number": "number_not_in_source",

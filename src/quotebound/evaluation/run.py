@@ -27,6 +27,7 @@ from typing import Any
 from ..entailment.base import Backend, Judgement
 from ..entailment.tier import evidence_text
 from ..errors import InputError
+from ..reasons import ID_SPAN_FAILURES
 from ..sources import WorkingSet
 from ..store import TraceRecord
 from ..verify import verify
@@ -36,12 +37,6 @@ from .loaders import BINARY_LABELS, THREE_LABELS, AnswerExample, Dataset, PairEx
 Tick = Callable[[int], None]  # told how many more items are done
 NEEDED_LABELS: tuple[str, ...] = ("needed", "not_needed")
 DETAIL_ROWS = 25  # disagreements / unsupported claims kept for the report
-# Citations that failed the id or span check carry no text that was checked; every other
-# reason (support checks, entailment verdicts) comes after the id and span checks passed.
-ID_SPAN_FAILURES = frozenset({
-    "unknown_source", "cites_user_message", "quote_missing", "quote_too_short",
-    "quote_too_long", "quote_not_found", "quote_in_other_source",
-})  # fmt: skip
 # Lower-is-better rates: reported, but a ``--fail-under`` gate on them would pass as they got
 # worse, so gates name their complements (value = 1 - rate).
 LOWER_IS_BETTER: dict[str, str] = {

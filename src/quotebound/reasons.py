@@ -1,0 +1,79 @@
+"""The verdict's closed vocabulary: statuses and reason codes, each reason with its stage.
+
+Written once, here: the verifier, the entailment tier, evaluation and the docs tests read these
+tables, and ``docs/reasons.md`` documents every entry (a test checks it).
+
+A citation's checks run in stage order and the first failure is its reason:
+
+- ``id``: the ref names a source of the working set;
+- ``policy``: the source may be cited (not the user's own message, unless allowed);
+- ``span``: the quote is there, of an allowed length, and verbatim in the *cited* source;
+- ``support``: the claim's identifiers, numbers and quoted words are in its passing evidence;
+- ``entailment``: (the optional tier) the evidence entails the claim.
+
+A citation that failed at ``id``, ``policy`` or ``span`` carries no text that was checked;
+one that failed later did pass those.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Stage = Literal["id", "policy", "span", "support", "entailment"]
+STAGES: tuple[Stage, ...] = ("id", "policy", "span", "support", "entailment")
+
+STATUSES: dict[str, str] = {
+    "grounded": "every claim was kept",
+    "partial": "some claims were kept and some dropped",
+    "ungrounded": "no claim was kept (or the answer made none)",
+    "abstained": "the model said the sources do not answer the question",
+    "unparseable": "the output could not be read in the expected format",
+}
+
+# code -> (stage, what it means)
+_CITATION: dict[str, tuple[Stage, str]] = {
+    "unknown_source": ("id", "the cited id is not in the working set that was sent"),
+    "cites_user_message": (
+        "policy", "the citation points at the user's own message, which is not evidence"
+    ),
+    "quote_missing": ("span", "the format requires a verbatim quote and the citation has none"),
+    "quote_too_short": ("span", "the quote has fewer words than the policy's minimum"),
+    "quote_too_long": ("span", "the quote has more words than the policy's maximum"),
+    "quote_not_found": ("span", "the quote does not occur in the cited source"),
+    "quote_in_other_source": (
+        "span", "the quote occurs in another source of the set, not the cited one"
+    ),
+    "identifier_not_in_source": (
+        "support", "an identifier in the claim is not in the cited evidence"
+    ),
+    "number_not_in_source": ("support", "a number in the claim is not in the cited evidence"),
+    "quoted_text_not_in_source": (
+        "support", "words the claim puts in quotation marks are not in the evidence"
+    ),
+    "contradicted": (
+        "entailment", "the entailment tier judged that the quote contradicts the claim"
+    ),
+    "not_entailed": (
+        "entailment", "the entailment tier judged that the quote does not support the claim"
+    ),
+    "entailment_error": (
+        "entailment", "the entailment tier could not check the quote (it fails closed)"
+    ),
+}  # fmt: skip
+
+CITATION_REASONS: dict[str, str] = {code: text for code, (_, text) in _CITATION.items()}
+REASON_STAGES: dict[str, Stage] = {code: stage for code, (stage, _) in _CITATION.items()}
+CLAIM_REASONS: dict[str, str] = {
+    "no_citation": "the claim cites nothing",
+    "unmarked_claim": "a sentence stating a number or date carries no citation marker",
+    "no_valid_citation": "every citation of the claim failed a check",
+}
+
+
+def reasons_of(*stages: Stage) -> frozenset[str]:
+    """The citation reason codes of these stages."""
+    return frozenset(code for code, stage in REASON_STAGES.items() if stage in stages)
+
+
+# A citation that failed with one of these carries no text that was checked.
+ID_SPAN_FAILURES = reasons_of("id", "policy", "span")
