@@ -24,7 +24,7 @@ from quotebound.evaluation.run import answer_summary, citation_evidence, outcome
 from quotebound.evaluation.sample import allocate, sample_traces, stratum
 from quotebound.sources import Source, WorkingSet
 from quotebound.store import TraceAttempt, TraceRecord, TraceSource, open_store
-from quotebound.verify import verify
+from quotebound.verify import Verdict, verify
 
 DATA = Path(__file__).resolve().parent / "data" / "eval"
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
@@ -209,7 +209,7 @@ def test_citation_evidence_is_what_the_entailment_tier_reads() -> None:
             {"source": "S1", "quote": "opens at ten on Sundays"}]}]})  # fmt: skip
     cits = [c for claim in verify(ws, quoted, "json").claims for c in claim.citations]
     cits += verify(ws, "Lunch is served at noon [S2].", "inline").claims[0].citations
-    got = [citation_evidence(c.to_dict(), ws) for c in cits]
+    got = [citation_evidence(c, ws) for c in cits]
     # the verified span as the source writes it, nothing for a quote not found, the whole
     # source for a citation without a quote
     assert got == ["The office opens at nine", None, "Lunch is served at noon in the hall."]
@@ -782,12 +782,12 @@ def test_citation_validity_is_id_and_span_only() -> None:
                            "output": output}, "test")  # fmt: skip
     outcome = outcome_of_output(example)
     assert outcome.first is not None
-    reasons = [c["reason"] for cl in outcome.first["claims"] for c in cl["citations"]]
+    reasons = [c.reason for cl in outcome.first.claims for c in cl.citations]
     assert reasons == [None, "number_not_in_source", "quote_not_found"]
     # an entailment verdict on a citation that passed id and span: still id+span valid
-    entailed = json.loads(json.dumps(outcome.first))
+    entailed = json.loads(json.dumps(outcome.first.to_dict()))
     entailed["claims"][0]["citations"][0].update(valid=False, reason="not_entailed")
-    outcome.first = outcome.served = entailed
+    outcome.first = outcome.served = Verdict.from_dict(entailed)
     summary = answer_summary([outcome], None, seed=0)
     assert (summary["citation_validity"]["hits"], summary["citation_validity"]["n"]) == (2, 3)
     assert (summary["citation_checks_passed"]["hits"],

@@ -411,7 +411,7 @@ def _trace_report(trace: TraceRecord) -> str:
         page = f" p.{src.page}" if src.page else ""
         lines.append(f"  {src.id:<4} {src.key or '-'}{page}  {_shorten(src.text, 70)}")
     for n, attempt in enumerate(trace.attempts, 1):
-        status = (attempt.verdict or {}).get("status", "-")
+        status = Verdict.from_dict(attempt.verdict).status if attempt.verdict else "-"
         said = f"provider error: {attempt.error}" if attempt.error else attempt.output
         lines.append(f"attempt {n}: {status}  {_shorten(said, 70)}")
     if trace.counts:

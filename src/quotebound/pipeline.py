@@ -287,8 +287,8 @@ def _said(note: str | None) -> str | None:
 def _counts(
     hits: Sequence[Any], packed: Pack, verdicts: list[Verdict], answer: Answer
 ) -> dict[str, int]:
-    first = verdicts[0].to_dict()["counts"] if verdicts else {}
-    final = verdicts[-1].to_dict()["counts"] if verdicts else {}
+    first = verdicts[0].counts() if verdicts else {}
+    final = verdicts[-1].counts() if verdicts else {}
     return {
         "retrieved": len(hits),
         "packed": len(packed.working_set),

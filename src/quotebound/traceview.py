@@ -15,6 +15,7 @@ from typing import Any
 from .cards import deep_link
 from .errors import NotFoundError
 from .store import TraceAttempt, TraceRecord, TraceSource
+from .verify import Verdict
 
 
 def served_attempt(trace: TraceRecord) -> TraceAttempt | None:
@@ -31,12 +32,15 @@ def served_output(trace: TraceRecord) -> str | None:
     return None if attempt is None else attempt.output
 
 
-def served_verdict(trace: TraceRecord) -> dict[str, Any] | None:
-    """The verdict (its JSON form) that the answer showed, else the last one recorded."""
+def served_verdict(trace: TraceRecord) -> Verdict | None:
+    """The verdict that the answer showed, else the last one recorded (``Verdict.from_dict``
+    of what the trace stores)."""
     attempt = served_attempt(trace)
-    if attempt is not None and attempt.verdict is not None:
-        return attempt.verdict
-    return next((a.verdict for a in reversed(trace.attempts) if a.verdict), None)
+    if attempt is None or attempt.verdict is None:
+        attempt = next((a for a in reversed(trace.attempts) if a.verdict), None)
+    if attempt is None or attempt.verdict is None:
+        return None
+    return Verdict.from_dict(attempt.verdict, f"trace {trace.id}: verdict")
 
 
 def spans_for(trace: TraceRecord, sid: str) -> list[list[int]]:
@@ -45,11 +49,10 @@ def spans_for(trace: TraceRecord, sid: str) -> list[list[int]]:
     if verdict is None:
         return []
     spans = {
-        tuple(c["span"])
-        for claim in verdict.get("claims", [])
-        if claim.get("kept")
-        for c in claim.get("citations", [])
-        if c.get("source") == sid and c.get("valid") and c.get("span")
+        c.span
+        for claim in verdict.kept_claims
+        for c in claim.citations
+        if c.source == sid and c.valid and c.span is not None
     }
     return [list(s) for s in sorted(spans)]
 
@@ -81,19 +84,17 @@ def claims_view(trace: TraceRecord) -> list[dict[str, Any]]:
     verdict = served_verdict(trace)
     if verdict is None:
         return []
-    out = []
-    for claim in verdict.get("claims", []):
-        out.append({
-            "text": claim.get("text", ""),
-            "kept": bool(claim.get("kept")),
-            "reason": claim.get("reason"),
+    return [
+        {
+            "text": claim.text, "kept": claim.kept, "reason": claim.reason,
             "citations": [
-                {"source": c.get("source"), "valid": bool(c.get("valid")),
-                 "reason": c.get("reason"), "span": c.get("span"), "quote": c.get("quote")}
-                for c in claim.get("citations", [])
+                {"source": c.source, "valid": c.valid, "reason": c.reason,
+                 "span": None if c.span is None else list(c.span), "quote": c.quote}
+                for c in claim.citations
             ],
-        })  # fmt: skip
-    return out
+        }
+        for claim in verdict.claims
+    ]  # fmt: skip
 
 
 def trace_dict(trace: TraceRecord) -> dict[str, Any]:

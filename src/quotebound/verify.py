@@ -21,7 +21,7 @@ A claim is kept when at least one citation is valid; otherwise its reason is ``n
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
 from .errors import InputError, PolicyError
 from .parsing import DEFAULT_SENTINELS, FORMATS, Parsed, ParsedCitation, ParsedClaim, parse
@@ -37,6 +37,7 @@ from .text.tokens import Evidence
 from .text.words import count_words, trimmed
 
 VERDICT_VERSION = 1
+_T = TypeVar("_T")
 
 Status = Literal["grounded", "partial", "ungrounded", "abstained", "unparseable"]
 _SUPPORT_REASON = {
@@ -98,6 +99,25 @@ class Citation:
     # and the citation had passed the code checks; None otherwise.
     entailment: dict[str, Any] | None = None
 
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "citation") -> Citation:
+        """A citation from its JSON form (``to_dict()``)."""
+        d = _object(data, where)
+        span = d.get("span")
+        if span is not None and not (
+            isinstance(span, list) and len(span) == 2 and all(_is_int(x) for x in span)
+        ):
+            raise InputError(f"{where}: span must be [start, end] or null, got {span!r}")
+        entailment = d.get("entailment")
+        if entailment is not None and not isinstance(entailment, dict):
+            raise InputError(f"{where}: entailment must be an object or null")
+        return cls(
+            _field(d, "ref", str, where), _optional(d, "source", str, where),
+            _optional(d, "quote", str, where), _field(d, "valid", bool, where),
+            _optional(d, "reason", str, where), None if span is None else (span[0], span[1]),
+            _optional(d, "message", str, where), entailment,
+        )  # fmt: skip
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "ref": self.ref,
@@ -119,6 +139,18 @@ class Claim:
     reason: str | None = None
     message: str | None = None
 
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "claim") -> Claim:
+        """A claim from its JSON form (``to_dict()``)."""
+        d = _object(data, where)
+        cits = _field(d, "citations", list, where)
+        return cls(
+            _field(d, "text", str, where),
+            tuple(Citation.from_dict(c, f"{where}.citations[{i}]") for i, c in enumerate(cits)),
+            _field(d, "kept", bool, where), _optional(d, "reason", str, where),
+            _optional(d, "message", str, where),
+        )  # fmt: skip
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "text": self.text,
@@ -139,6 +171,9 @@ class Verdict:
     error: str | None = None
     allowed_ids: tuple[str, ...] = field(default=())
     tiers: tuple[str, ...] = ("code",)  # the checks that ran: "code", "entailment:heuristic"
+    # The normalisation policy the quotes were matched under: a stored verdict read back
+    # (``from_dict``) keeps the one it was made with.
+    normalization: str = NORMALIZATION_VERSION
 
     @property
     def kept_claims(self) -> tuple[Claim, ...]:
@@ -160,11 +195,46 @@ class Verdict:
                 out.append(claim.message)
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "verdict") -> Verdict:
+        """A verdict from its JSON form (``to_dict()``, as traces store it): the one reader of
+        stored verdicts. A malformed one, or one of a newer ``version``, is an InputError
+        naming what is wrong; fields that older verdicts lack take their defaults."""
+        d = _object(data, where)
+        version = d.get("version", VERDICT_VERSION)
+        if not _is_int(version) or version > VERDICT_VERSION:
+            raise InputError(f"{where}: version {version!r} is newer than this quotebound reads "
+                             f"({VERDICT_VERSION}); upgrade quotebound")  # fmt: skip
+        status = _field(d, "status", str, where)
+        if status not in STATUSES:
+            raise InputError(f"{where}: unknown status {status!r}")
+        claims = d.get("claims", [])
+        if not isinstance(claims, list):
+            raise InputError(f"{where}: claims must be a list")
+        answerable = d.get("answerable")
+        if answerable is not None and not isinstance(answerable, bool):
+            raise InputError(f"{where}: answerable must be true, false or null")
+        return cls(
+            cast(Status, status), _field(d, "format", str, where),
+            tuple(Claim.from_dict(c, f"{where}.claims[{i}]") for i, c in enumerate(claims)),
+            answerable, _optional(d, "missing", str, where), _optional(d, "error", str, where),
+            _strings(d, "allowed_ids", (), where), _strings(d, "tiers", ("code",), where),
+            _optional(d, "normalization", str, where) or NORMALIZATION_VERSION,
+        )  # fmt: skip
+
+    def counts(self) -> dict[str, int]:
+        """Claims kept and dropped, citations and valid ones (the ``counts`` of ``to_dict``)."""
         cits = [c for claim in self.claims for c in claim.citations]
+        kept = len(self.kept_claims)
+        return {
+            "claims": len(self.claims), "kept": kept, "dropped": len(self.claims) - kept,
+            "citations": len(cits), "valid_citations": sum(c.valid for c in cits),
+        }  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
         return {
             "version": VERDICT_VERSION,
-            "normalization": NORMALIZATION_VERSION,
+            "normalization": self.normalization,
             "status": self.status,
             "format": self.format,
             "answerable": self.answerable,
@@ -172,16 +242,42 @@ class Verdict:
             "error": self.error,
             "allowed_ids": list(self.allowed_ids),
             "tiers": list(self.tiers),
-            "counts": {
-                "claims": len(self.claims),
-                "kept": len(self.kept_claims),
-                "dropped": len(self.claims) - len(self.kept_claims),
-                "citations": len(cits),
-                "valid_citations": sum(c.valid for c in cits),
-            },
+            "counts": self.counts(),
             "claims": [c.to_dict() for c in self.claims],
             "failures": self.failures,
         }
+
+
+def _object(data: Any, where: str) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise InputError(f"{where} must be a JSON object, got {type(data).__name__}")
+    return data
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _field(d: dict[str, Any], name: str, kind: type[_T], where: str) -> _T:
+    value = d.get(name)
+    if not isinstance(value, kind):
+        raise InputError(f"{where}: {name} must be a {kind.__name__}, got {value!r}")
+    return value
+
+
+def _optional(d: dict[str, Any], name: str, kind: type[_T], where: str) -> _T | None:
+    return None if d.get(name) is None else _field(d, name, kind, where)
+
+
+def _strings(
+    d: dict[str, Any], name: str, default: tuple[str, ...], where: str
+) -> tuple[str, ...]:
+    value = d.get(name)
+    if value is None:
+        return default
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InputError(f"{where}: {name} must be a list of strings")
+    return tuple(value)
 
 
 def verify(

@@ -30,7 +30,7 @@ from ..errors import InputError
 from ..reasons import ID_SPAN_FAILURES
 from ..sources import WorkingSet
 from ..store import TraceRecord
-from ..verify import verify
+from ..verify import Citation, Verdict, verify
 from . import metrics as m
 from .loaders import BINARY_LABELS, THREE_LABELS, AnswerExample, Dataset, PairExample
 
@@ -126,12 +126,12 @@ def pair_summary(results: Sequence[PairResult], labels: Sequence[str], seed: int
 
 @dataclass
 class AnswerOutcome:
-    """One answered example: its verdicts (their JSON form) and what was served."""
+    """One answered example: its verdicts and what was served."""
 
     example: AnswerExample
     working_set: WorkingSet
-    first: dict[str, Any] | None  # the verdict on the model's first output
-    served: dict[str, Any] | None  # the verdict the answer showed
+    first: Verdict | None  # the verdict on the model's first output
+    served: Verdict | None  # the verdict the answer showed
     status: str  # grounded | partial | ungrounded | abstained | unparseable | provider_error
     abstained: bool  # the answer served no claim
     error: str | None = None
@@ -148,9 +148,9 @@ def outcome_of_output(example: AnswerExample) -> AnswerOutcome:
     if example.error is not None:
         return AnswerOutcome(example, ws, None, None, "provider_error", abstained=False,
                              error=example.error)  # fmt: skip
-    verdict = verify(ws, example.output, example.format).to_dict()
-    kept = verdict["counts"]["kept"]
-    return AnswerOutcome(example, ws, verdict, verdict, verdict["status"], abstained=kept == 0)
+    verdict = verify(ws, example.output, example.format)
+    return AnswerOutcome(example, ws, verdict, verdict, verdict.status,
+                         abstained=not verdict.kept_claims)  # fmt: skip
 
 
 def provider_error_of(trace: TraceRecord) -> str | None:
@@ -170,11 +170,12 @@ def outcome_of_trace(trace: TraceRecord) -> AnswerOutcome:
     from ..traceview import served_output, served_verdict
 
     served = served_verdict(trace)
-    first = next((a.verdict for a in trace.attempts if a.verdict is not None), None)
-    status = trace.status or (served or {}).get("status") or "unknown"
+    stored = next((a.verdict for a in trace.attempts if a.verdict is not None), None)
+    first = None if stored is None else Verdict.from_dict(stored, f"trace {trace.id}: verdict")
+    status = trace.status or (served.status if served is not None else "unknown")
     output = served_output(trace)
     example = AnswerExample(trace.id, trace.question, tuple(s.to_source() for s in trace.sources),
-                            output, (served or {}).get("format", "auto"))  # fmt: skip
+                            output, served.format if served is not None else "auto")  # fmt: skip
     error = provider_error_of(trace)
     return AnswerOutcome(example, trace.working_set(), first, served, status,
                          abstained=error is None and status == "abstained", error=error,
@@ -212,25 +213,25 @@ def run_pipeline(
     return out
 
 
-def citation_evidence(citation: dict[str, Any], ws: WorkingSet) -> str | None:
-    """The text a citation (its JSON form) was checked against, as the entailment tier reads
-    it (``evidence_text``); None when the citation failed the id or span check."""
-    sid = citation.get("source")
-    if citation.get("reason") in ID_SPAN_FAILURES or not sid:
+def citation_evidence(citation: Citation, ws: WorkingSet) -> str | None:
+    """The text a citation was checked against, as the entailment tier reads it
+    (``evidence_text``); None when the citation failed the id or span check."""
+    sid = citation.source
+    if citation.reason in ID_SPAN_FAILURES or not sid:
         return None
-    return evidence_text(ws, sid, citation.get("quote"), citation.get("span"))
+    return evidence_text(ws, sid, citation.quote, citation.span)
 
 
-def _count_citations(verdicts: Sequence[dict[str, Any] | None]) -> tuple[int, int, int]:
+def _count_citations(verdicts: Sequence[Verdict | None]) -> tuple[int, int, int]:
     """(citations that passed the id and span checks, citations that passed every check,
     citations)."""
     id_span = valid = total = 0
     for v in verdicts:
-        for claim in (v or {}).get("claims", []):
-            for c in claim.get("citations", []):
+        for claim in v.claims if v is not None else ():
+            for c in claim.citations:
                 total += 1
-                id_span += c.get("reason") not in ID_SPAN_FAILURES
-                valid += bool(c.get("valid"))
+                id_span += c.reason not in ID_SPAN_FAILURES
+                valid += c.valid
     return id_span, valid, total
 
 
@@ -242,14 +243,14 @@ def check_labels(outcomes: Sequence[AnswerOutcome]) -> None:
         if labels is None or o.error is not None:
             continue
         where = o.example.where or f"example {o.example.id}"
-        claims = (o.served or {}).get("claims", [])
+        claims = o.served.claims if o.served is not None else ()
         if len(labels) != len(claims):
             raise InputError(
                 f"{where}: labels.claims has {len(labels)} entries but the output parses "
                 f"into {len(claims)} claims; label each claim, in order"
             )
         for n, (label, claim) in enumerate(zip(labels, claims, strict=True), 1):
-            cits = len(claim.get("citations", []))
+            cits = len(claim.citations)
             if label.needed and len(label.needed) != cits:
                 raise InputError(
                     f"{where}: labels.claims[{n}].citations has {len(label.needed)} entries "
@@ -322,22 +323,22 @@ def _alce_summary(
     needed_pred: list[str] = []
     unsupported: list[dict[str, Any]] = []
     for o in outcomes:
-        claims = (o.served or {}).get("claims", [])
+        claims = o.served.claims if o.served is not None else ()
         labels = o.example.claims  # lengths checked by check_labels
         for n, claim in enumerate(claims):
-            cits = claim.get("citations", [])
-            cited = m.CitedClaim(claim["text"], tuple(citation_evidence(c, o.working_set)
-                                                      for c in cits))  # fmt: skip
+            cits = claim.citations
+            cited = m.CitedClaim(claim.text, tuple(citation_evidence(c, o.working_set)
+                                                   for c in cits))  # fmt: skip
             score = m.score_claim(cited, judge.entails)
             scores.append(score)
-            if claim.get("kept"):
+            if claim.kept:
                 kept.append(score.supported)
             if not score.supported and len(unsupported) < DETAIL_ROWS:
                 unsupported.append(
                     {
                         "example": o.example.id,
-                        "claim": claim["text"],
-                        "kept": bool(claim.get("kept")),
+                        "claim": claim.text,
+                        "kept": claim.kept,
                         "evidence": (m.join_evidence(cited.evidence) or "")[:600],
                     }
                 )
@@ -347,7 +348,7 @@ def _alce_summary(
             union = m.join_evidence(cited.evidence)
             if gold.support is not None:
                 support_gold.append(gold.support)
-                support_pred.append(judge.judge(claim["text"], union).label
+                support_pred.append(judge.judge(claim.text, union).label
                                     if union is not None else "unrelated")  # fmt: skip
             for i, needed in enumerate(gold.needed):
                 if needed is None:

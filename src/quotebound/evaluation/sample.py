@@ -32,16 +32,16 @@ from .run import provider_error_of
 
 def stratum(trace: TraceRecord) -> tuple[str, str]:
     """(status, citations) of a trace's served verdict."""
-    verdict = served_verdict(trace) or {}
-    claims = verdict.get("claims", [])
-    cits = [c for claim in claims for c in claim.get("citations", [])]
+    verdict = served_verdict(trace)
+    claims = verdict.claims if verdict is not None else ()
+    cits = [c for claim in claims for c in claim.citations]
     if not cits:
         state = "none"
-    elif all(c.get("valid") for c in cits) and all(claim.get("kept") for claim in claims):
+    elif all(c.valid for c in cits) and all(claim.kept for claim in claims):
         state = "all_kept"
     else:
         state = "some_dropped"
-    return trace.status or verdict.get("status") or "unknown", state
+    return trace.status or (verdict.status if verdict is not None else "unknown"), state
 
 
 def allocate(sizes: dict[tuple[str, str], int], n: int) -> dict[tuple[str, str], int]:
@@ -106,21 +106,21 @@ def review_line(trace: TraceRecord, key: tuple[str, str]) -> dict[str, Any]:
     """One line of the review file: an evaluation example with labels left to fill."""
     verdict = served_verdict(trace)
     output = served_output(trace) or ""
-    claims = (verdict or {}).get("claims", [])
+    claims = verdict.claims if verdict is not None else ()
     return {
         "id": trace.id,
         "question": trace.question,
         "sources": [s.to_source().to_dict() for s in trace.sources],
         "output": output,
-        "format": (verdict or {}).get("format", "auto"),
+        "format": verdict.format if verdict is not None else "auto",
         "labels": {
             "answerable": None,
             "claims": [
-                {"support": None, "citations": [{"needed": None} for _ in c.get("citations", [])]}
+                {"support": None, "citations": [{"needed": None} for _ in c.citations]}
                 for c in claims
             ],
         },
-        "verdict": verdict,
+        "verdict": verdict.to_dict() if verdict is not None else None,
         "trace": {
             "id": trace.id, "created_at": trace.created_at, "status": trace.status,
             "model": trace.model, "stratum": {"status": key[0], "citations": key[1]},
