@@ -9,7 +9,10 @@
     └── StoreError             the store cannot be opened, migrated or written
 
 Messages name the problem and, where there is one, the next step. The CLI maps these to
-exit codes in one place (``cli.py``); nothing else decides exit codes.
+exit codes in one place (``cli.py``); nothing else decides exit codes. Each class also says its
+HTTP status (``http_status``, a plain int: nothing here knows about HTTP); the service turns an
+error into its response in one place (``server/errors.py``), which also decides what a client
+may read (a StoreError's message, with its paths, stays in the server log).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ class QuoteboundError(Exception):
     """Base class: an error quotebound raised on purpose, with a message for a person."""
 
     code = "error"
+    http_status = 500  # not a caller's fault (ProviderError, EntailmentError...)
     exit_code = 2
 
 
@@ -26,6 +30,7 @@ class InputError(QuoteboundError):
     """The input given to quotebound is missing, unreadable or malformed."""
 
     code = "bad_input"
+    http_status = 400
 
 
 class SourceError(InputError):
@@ -38,6 +43,7 @@ class PolicyError(QuoteboundError):
     """A verification policy that cannot be applied (e.g. min quote words above max)."""
 
     code = "bad_policy"
+    http_status = 400
 
 
 class IngestError(InputError):
@@ -50,12 +56,14 @@ class NotFoundError(QuoteboundError):
     """A trace, a cited source or a document that does not exist, or is not the caller's."""
 
     code = "not_found"
+    http_status = 404
 
 
 class StoreError(QuoteboundError):
     """The store cannot be opened, migrated or written; the message says which and why."""
 
     code = "store_error"
+    http_status = 503
 
 
 def unreadable(what: str, path: object, exc: OSError | UnicodeDecodeError) -> InputError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
-from .app import ServerConfig, create_app
+from .app import create_app
+from .state import ServerConfig
 
 __all__ = ["ServerConfig", "create_app"]

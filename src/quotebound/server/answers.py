@@ -1,0 +1,104 @@
+"""Answering a question in the ask pool, and the server-sent events of a streamed answer.
+
+Invariants:
+- An answer runs in the ask pool, never in the request threadpool, with a store connection of
+  its own, checked out only for the answer (the caller's key check gave its own back at once).
+- A stream sends ``progress`` events, then one ``claim`` per claim of the final answer (each
+  only after it passed verification), then ``answer`` (the same JSON as without streaming), or
+  ``error`` instead of ``answer``: a draft is never shown as verified.
+- A streamed answer starts at once and runs to its end whether or not the client reads: it
+  always writes its trace and gives its place back, even when the client goes away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import nullcontext, suppress
+from typing import Any
+
+from fastapi.responses import StreamingResponse
+
+from ..pipeline import Answer, AskOptions, Progress, ask
+from ..store import ApiKey
+from .errors import reply_for
+from .schemas import AskIn
+from .state import ServerState
+
+_Event = tuple[str, Any] | None  # (kind, payload); None: the answer is over
+_Put = Callable[[_Event], None]
+
+
+def run_ask(
+    state: ServerState, body: AskIn, key: ApiKey, progress: Progress | None = None
+) -> Answer:
+    """One answer, in the ask pool (never in the request threadpool)."""
+    options = AskOptions(
+        corpora=body.corpus, groups=key.groups, format=body.format, limit=body.limit,
+        budget_chars=body.budget, owner=key.id,
+    )  # fmt: skip
+    provider = state.model.get()
+    guard = nullcontext() if provider.thread_safe else state.model.call_lock
+    with guard, state.stores.checkout() as db:
+        return ask(body.question, db, provider, options, progress)
+
+
+def stream_answer(state: ServerState, body: AskIn, key: ApiKey) -> StreamingResponse:
+    """Start the answer (its place is already taken) and stream its events as they come."""
+    # The work starts now, whether or not the client reads the stream: it always gives its
+    # place back and writes its trace, even when the client goes away.
+    loop = asyncio.get_running_loop()
+    events: asyncio.Queue[_Event] = asyncio.Queue()
+
+    def put(item: _Event) -> None:
+        # RuntimeError: the event loop is gone; nobody listens, and the answer goes on.
+        with suppress(RuntimeError):
+            loop.call_soon_threadsafe(events.put_nowait, item)
+
+    state.start(_answer_into, state, body, key, put)
+    return StreamingResponse(
+        _stream(events), media_type="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )  # fmt: skip
+
+
+def _answer_into(state: ServerState, body: AskIn, key: ApiKey, put: _Put) -> None:
+    """Answer in the ask pool, putting progress, then the answer or an error, then None."""
+
+    def progress(stage: str, data: dict[str, Any]) -> None:
+        put(("progress", {"stage": stage, **data}))
+
+    try:
+        put(("answer", run_ask(state, body, key, progress)))
+    except Exception as exc:  # the response has started: the error goes in the stream
+        put(("error", reply_for(exc).event()))
+    finally:
+        put(None)
+        state.release()
+
+
+async def _stream(events: asyncio.Queue[_Event]) -> AsyncIterator[str]:
+    yield _sse("progress", {"stage": "searching"})
+    while (item := await events.get()) is not None:
+        kind, payload = item
+        if kind == "answer":
+            for event in _claim_events(payload):
+                yield event
+            yield _sse("answer", payload.to_dict())
+        else:
+            yield _sse(kind, payload)
+
+
+def _sse(event: str, data: dict[str, Any]) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def _claim_events(answer: Answer) -> Iterator[str]:
+    for index, claim in enumerate(answer.claims):
+        cards = [c.to_dict() for c in answer.cards if c.number in claim.cards]
+        yield _sse("claim", {
+            "index": index, "text": claim.text, "cards": cards,
+            "cites": [x.to_dict() for x in claim.cites], "verified": True,
+            "trace_id": answer.trace_id,
+        })  # fmt: skip

@@ -1,0 +1,163 @@
+"""The JSON API: health, ``/v1`` endpoints and the request dependencies they share.
+
+Invariants:
+- Every ``/v1`` call needs ``Authorization: Bearer KEY``. A key is bound to ACL groups (what its
+  caller may retrieve, and so cite) and owns the traces it writes (what its caller may reopen).
+  Someone else's trace is a 404, exactly like an unknown one.
+- A source id that was not in a trace's working set is a 404, never a fabricated card.
+- The key check gives its store connection back at once (an ask may wait a long time); other
+  endpoints hold one connection for the request (``Db``).
+- The function names are part of ``/openapi.json`` (operation ids): renaming one is an API
+  change.
+"""
+
+# No `from __future__ import annotations` here: FastAPI reads these annotations at run time.
+import asyncio
+import re
+from collections.abc import Iterator
+from typing import Annotated, Any, cast
+
+from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.responses import Response, StreamingResponse
+
+from .. import __version__
+from ..errors import NotFoundError
+from ..sources import Source, WorkingSet
+from ..store import ApiKey, Store, TraceRecord
+from ..traceview import claims_view, source_view, trace_dict
+from ..verify import Policy, verify
+from .answers import run_ask, stream_answer
+from .errors import ApiError
+from .schemas import AskIn, PolicyIn, VerifyIn
+from .state import ServerState
+
+_TRACE_ID = re.compile(r"^[0-9a-f]{1,64}$")
+
+router = APIRouter()
+
+
+# -- dependencies ------------------------------------------------------------------------
+
+
+async def server_state(request: Request) -> ServerState:
+    return cast(ServerState, request.app.state.server)
+
+
+State = Annotated[ServerState, Depends(server_state)]
+
+
+def store(state: State) -> Iterator[Store]:
+    with state.stores.checkout() as opened:
+        yield opened
+
+
+Db = Annotated[Store, Depends(store)]
+
+
+def caller(request: Request, state: State) -> ApiKey:
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError(
+            401, "unauthorized",
+            "send Authorization: Bearer KEY (create a key with: quotebound keys create)",
+        )  # fmt: skip
+    with state.stores.checkout() as db:  # given back at once: an ask may wait a long time
+        key = db.authenticate(token.strip())
+    if key is None:
+        raise ApiError(401, "unauthorized", "unknown or revoked API key")
+    return key
+
+
+Caller = Annotated[ApiKey, Depends(caller)]
+TraceId = Annotated[str, Path(max_length=64)]
+Sid = Annotated[str, Path(max_length=200)]
+
+
+# -- endpoints ---------------------------------------------------------------------------
+
+
+@router.get("/healthz", tags=["service"])
+def healthz(db: Db) -> dict[str, Any]:
+    """Liveness: the service answers and its store answers a query."""
+    db.ping()
+    return {"ok": True, "version": __version__}
+
+
+@router.head("/healthz", include_in_schema=False)
+def healthz_head(db: Db) -> Response:
+    db.ping()
+    return Response()
+
+
+@router.get("/v1/whoami", tags=["service"])
+def whoami(key: Caller) -> dict[str, Any]:
+    """The calling key: its id (owner of its traces), name and ACL groups."""
+    return {"id": key.id, "name": key.name, "groups": list(key.groups)}
+
+
+@router.post("/v1/verify", tags=["verify"])
+def verify_endpoint(body: VerifyIn, key: Caller, state: State) -> dict[str, Any]:
+    """Verify a model's raw output against the working set that was sent: the same
+    verdict JSON as ``quotebound verify --json``."""
+    if len(body.sources) > state.config.max_sources:
+        raise ApiError(413, "too_large", f"more than {state.config.max_sources} sources")
+    ws = WorkingSet(Source(**s.model_dump()) for s in body.sources)
+    p = body.policy or PolicyIn()
+    policy = Policy(p.min_quote_words, p.max_quote_words, p.allow_user_evidence)
+    for sentinel in p.sentinels:
+        policy = policy.with_sentinel(sentinel)
+    return verify(ws, body.output, body.format, policy).to_dict()
+
+
+@router.post("/v1/ask", tags=["ask"], response_model=None)
+async def ask_endpoint(
+    body: AskIn, key: Caller, state: State
+) -> dict[str, Any] | StreamingResponse:
+    """Answer a question from the documents the key may read: claims verified, cited,
+    repaired once or dropped, or a helpful abstention; traced under the key. With
+    ``"stream": true``, server-sent events: ``progress``..., ``claim`` per verified claim,
+    then ``answer`` (the same JSON as without streaming), or ``error``. 503 ``busy`` when
+    too many questions are waiting."""
+    state.admit()
+    if body.stream:
+        return stream_answer(state, body, key)
+    future = state.start(run_ask, state, body, key)
+    future.add_done_callback(state.release)
+    answer = await asyncio.wrap_future(future)
+    return answer.to_dict()
+
+
+def _trace(db: Store, trace_id: str, key: ApiKey) -> TraceRecord:
+    if not _TRACE_ID.match(trace_id):  # not an id we make: no need to ask the store
+        raise NotFoundError(f"no trace {trace_id[:64]!r}")
+    return db.get_trace(trace_id, owner=key.id)
+
+
+@router.get("/v1/traces", tags=["traces"])
+def list_traces(
+    key: Caller, db: Db, limit: Annotated[int, Query(ge=1, le=200)] = 50
+) -> dict[str, Any]:
+    """The caller's newest answers, each with its claims (kept and dropped) and
+    citations."""
+    out = []
+    summaries = db.list_traces(key.id, limit)
+    for trace in db.get_traces([s.id for s in summaries], owner=key.id):
+        out.append({
+            "id": trace.id, "created_at": trace.created_at, "question": trace.question,
+            "status": trace.status, "model": trace.model, "claims": claims_view(trace),
+            "sources": [{"id": s.id, "key": s.key, "title": s.title} for s in trace.sources],
+        })  # fmt: skip
+    return {"traces": out}
+
+
+@router.get("/v1/traces/{trace_id}", tags=["traces"])
+def get_trace(trace_id: TraceId, key: Caller, db: Db) -> dict[str, Any]:
+    """One of the caller's traces: everything sent and received."""
+    return trace_dict(_trace(db, trace_id, key))
+
+
+@router.get("/v1/traces/{trace_id}/sources/{sid}", tags=["traces"])
+def get_source(trace_id: TraceId, sid: Sid, key: Caller, db: Db) -> dict[str, Any]:
+    """One source exactly as it was sent in the trace, with its verified spans and a link
+    to the original at the right page; 404 if ``sid`` was not sent."""
+    return source_view(_trace(db, trace_id, key), sid)

@@ -1,0 +1,175 @@
+"""What one app holds between requests: its config, the store pool, the model, the ask pool.
+
+Invariants:
+- Store connections come from a pool, checked out per request and returned; at most
+  ``idle_connections`` stay open between requests; a connection that failed is closed, not
+  reused.
+- The provider is made once, on the first question; a provider that is not thread-safe answers
+  one question at a time. One that cannot be made is a 503 ``provider_unavailable`` (the reason
+  goes to the server log only) and is tried again on the next question.
+- Answers run in their own bounded pool, so a slow model never starves the other endpoints; at
+  most ``max_waiting`` questions are running or queued, and every one admitted gives its place
+  back exactly once, however it ends.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import ParamSpec, TypeVar
+
+from ..errors import QuoteboundError, StoreError
+from ..providers import ExtractiveProvider, Provider
+from ..store import Store, open_store
+from .errors import ApiError, provider_unavailable
+
+log = logging.getLogger("quotebound.server")
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+@dataclass
+class ServerConfig:
+    """How a server runs. ``provider`` makes the model once, on the first ask."""
+
+    store_url: str | None = None
+    provider: Callable[[], Provider] = ExtractiveProvider
+    max_body_bytes: int = 1 << 20
+    max_sources: int = 500
+    ask_workers: int = 8  # questions answered at once (the local model still takes one at a time)
+    max_waiting: int = 64  # questions running or queued; beyond it a new one gets 503 busy
+    idle_connections: int = 8  # store connections kept open between requests
+
+
+class Stores:
+    """A pool of store connections: one is checked out per request and given back after it;
+    at most ``idle`` stay open between requests; one that failed is closed, never reused."""
+
+    def __init__(self, url: str | None, idle: int) -> None:
+        self.url = url
+        self.idle = idle
+        self._free: list[Store] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self.opened = 0  # connections opened so far (for tests and the log)
+
+    @contextmanager
+    def checkout(self) -> Iterator[Store]:
+        with self._lock:
+            store = self._free.pop() if self._free else None
+        if store is None:
+            store = open_store(self.url)
+            with self._lock:
+                self.opened += 1
+        healthy = False
+        try:
+            yield store
+            healthy = True
+        except StoreError:
+            raise
+        except QuoteboundError:  # the request failed, not the connection (a 404, a 400)
+            healthy = True
+            raise
+        finally:
+            self._give_back(store, healthy)
+
+    def _give_back(self, store: Store, healthy: bool) -> None:
+        """Keep a healthy connection for the next request (up to ``idle``); close the rest.
+        A StoreError, or anything unexpected, closes it: it may be broken."""
+        if healthy and not self._closed:
+            with self._lock:
+                if len(self._free) < self.idle:
+                    self._free.append(store)
+                    return
+        store.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            free, self._free = self._free, []
+        for store in free:
+            store.close()
+
+
+class Admission:
+    """How many questions are running or queued, at most ``limit``."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.count = limit, 0
+        self._lock = threading.Lock()
+
+    def enter(self) -> bool:
+        with self._lock:
+            if self.count >= self.limit:
+                return False
+            self.count += 1
+            return True
+
+    def leave(self) -> None:
+        with self._lock:
+            self.count -= 1
+
+
+class Model:
+    """The provider, made once on first use; calls serialised where it is not thread-safe."""
+
+    def __init__(self, factory: Callable[[], Provider]) -> None:
+        self._factory = factory
+        self._provider: Provider | None = None
+        self._make_lock = threading.Lock()
+        self.call_lock = threading.Lock()
+
+    def get(self) -> Provider:
+        with self._make_lock:
+            if self._provider is None:
+                try:
+                    self._provider = self._factory()
+                except QuoteboundError as exc:
+                    log.error("cannot make the provider: %s", exc)
+                    raise provider_unavailable() from exc
+            return self._provider
+
+    def close(self) -> None:
+        if self._provider is not None:
+            self._provider.close()
+
+
+class ServerState:
+    """Everything one app shares between its requests; ``close`` when the app stops."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.stores = Stores(config.store_url, config.idle_connections)
+        self.model = Model(config.provider)
+        self.admission = Admission(config.max_waiting)
+        self._pool = ThreadPoolExecutor(max_workers=config.ask_workers, thread_name_prefix="qb-ask")
+
+    def admit(self) -> None:
+        """Take a place for one question, or refuse it at once: 503 ``busy``."""
+        if not self.admission.enter():
+            raise ApiError(503, "busy", f"{self.config.max_waiting} questions are already "
+                           "waiting; retry shortly", {"Retry-After": "5"})  # fmt: skip
+
+    def release(self, _: object = None) -> None:
+        """Give back the place ``admit`` took (also a Future's done callback)."""
+        self.admission.leave()
+
+    def start(self, work: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> Future[_T]:
+        """``work`` in the ask pool; when the pool is shutting down, the place taken by
+        ``admit`` is given back and the answer is 503 ``busy``."""
+        try:
+            return self._pool.submit(work, *args, **kwargs)
+        except RuntimeError:  # the pool is shutting down
+            self.release()
+            raise ApiError(503, "busy", "the server is stopping") from None
+
+    def close(self) -> None:
+        """Wait for the answers under way (they write their traces), then close everything."""
+        self._pool.shutdown(wait=True)
+        self.model.close()
+        self.stores.close()
