@@ -61,11 +61,9 @@ def load_working_set(path: str) -> WorkingSet:
         ) from None
     except (ValueError, RecursionError) as exc:  # 5000-digit numbers, nesting too deep
         raise InputError(f"SOURCES file {path} is not usable JSON: {exc}") from None
-    if isinstance(data, dict) and "sources" in data:
-        data = data["sources"]
-    if not isinstance(data, list):
+    if not isinstance(data.get("sources") if isinstance(data, dict) else data, list):
         raise InputError(f"SOURCES file {path} must hold a JSON list of sources")
-    return WorkingSet.from_dicts(data)
+    return WorkingSet.from_json(data)
 
 
 def _report(verdict: Verdict) -> str:
@@ -173,8 +171,8 @@ def make_entailment(
     show_default=True,
     help="Output format of ANSWER.",
 )
-@click.option("--min-quote-words", type=int, default=4, show_default=True)
-@click.option("--max-quote-words", type=int, default=40, show_default=True)
+@click.option("--min-quote-words", type=int, help="Fewer words is quote_too_short (default 4).")
+@click.option("--max-quote-words", type=int, help="More words is quote_too_long (default 40).")
 @click.option("--allow-user-evidence", is_flag=True, help="Accept citations of kind=user sources.")
 @click.option("--sentinel", "sentinels", multiple=True, help="An extra exact abstention string.")
 @_entailment_options
@@ -183,8 +181,8 @@ def verify_cmd(
     sources: str,
     answer: str,
     fmt: str,
-    min_quote_words: int,
-    max_quote_words: int,
+    min_quote_words: int | None,
+    max_quote_words: int | None,
     allow_user_evidence: bool,
     sentinels: tuple[str, ...],
     entailment: str | None,
@@ -196,9 +194,7 @@ def verify_cmd(
     Exit 0 when every claim is kept or the answer abstained, 1 when anything was dropped,
     ungrounded or unparseable, 2 for usage or input errors.
     """
-    policy = Policy(min_quote_words, max_quote_words, allow_user_evidence)
-    for sentinel in sentinels:
-        policy = policy.with_sentinel(sentinel)
+    policy = Policy.from_options(min_quote_words, max_quote_words, allow_user_evidence, sentinels)
     ws = load_working_set(sources)
     verdict = verify(ws, _read_text(answer, "ANSWER"), fmt, policy)
     backend = make_entailment(entailment, entailment_model)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from .cards import Card, ClaimCite, build_cards, document_of
 from .contract import build_request, repair_request
@@ -46,10 +46,13 @@ class Abstention:
     next_step: str
 
 
+AnswerStatus = Literal["grounded", "partial", "abstained", "provider_error"]
+
+
 @dataclass(frozen=True, slots=True)
 class Answer:
     question: str
-    status: str  # grounded | partial | abstained | provider_error
+    status: AnswerStatus
     claims: tuple[AnswerClaim, ...] = ()
     cards: tuple[Card, ...] = ()
     abstention: Abstention | None = None
@@ -237,7 +240,7 @@ def _answer(
             AnswerClaim(c.text, tuple(dict.fromkeys(x.card for x in cites)), cites)
             for c, cites in zip(final.kept_claims, per_claim, strict=True)
         )
-        status = "grounded" if final.status == "grounded" else "partial"
+        status: AnswerStatus = "grounded" if final.status == "grounded" else "partial"
         return Answer(question, status, claims, tuple(cards), model=model, repaired=repaired,
                       error=error, verdicts=tuple(verdicts))  # fmt: skip
     if error is not None and final is None:

@@ -20,6 +20,7 @@ A claim is kept when at least one citation is valid; otherwise its reason is ``n
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar, cast
 
@@ -37,6 +38,8 @@ from .text.tokens import Evidence
 from .text.words import count_words, trimmed
 
 VERDICT_VERSION = 1
+DEFAULT_MIN_QUOTE_WORDS = 4
+DEFAULT_MAX_QUOTE_WORDS = 40
 _T = TypeVar("_T")
 
 Status = Literal["grounded", "partial", "ungrounded", "abstained", "unparseable"]
@@ -51,8 +54,8 @@ _SUPPORT_REASON = {
 class Policy:
     """What counts as a valid citation. Every field is documented in docs/verify.md."""
 
-    min_quote_words: int = 4
-    max_quote_words: int = 40
+    min_quote_words: int = DEFAULT_MIN_QUOTE_WORDS
+    max_quote_words: int = DEFAULT_MAX_QUOTE_WORDS
     user_is_evidence: bool = False
     sentinels: tuple[str, ...] = DEFAULT_SENTINELS
 
@@ -81,6 +84,26 @@ class Policy:
 
     def with_sentinel(self, sentinel: str) -> Policy:
         return replace(self, sentinels=(*self.sentinels, sentinel))
+
+    @classmethod
+    def from_options(
+        cls,
+        min_quote_words: int | None = None,
+        max_quote_words: int | None = None,
+        allow_user_evidence: bool = False,
+        sentinels: Iterable[str] = (),
+    ) -> Policy:
+        """The default policy with what a caller set (None: the default), ``sentinels`` added
+        to the default ones: what the CLI's options and the HTTP ``policy`` object mean, read
+        in one place so that neither restates a default."""
+        policy = cls(
+            min_quote_words=DEFAULT_MIN_QUOTE_WORDS if min_quote_words is None else min_quote_words,
+            max_quote_words=DEFAULT_MAX_QUOTE_WORDS if max_quote_words is None else max_quote_words,
+            user_is_evidence=allow_user_evidence,
+        )
+        for sentinel in sentinels:
+            policy = policy.with_sentinel(sentinel)
+        return policy
 
 
 DEFAULT_POLICY = Policy()  # frozen: one shared instance serves every call without a policy

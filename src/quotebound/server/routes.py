@@ -22,7 +22,7 @@ from fastapi.responses import Response, StreamingResponse
 
 from .. import __version__
 from ..errors import NotFoundError
-from ..sources import Source, WorkingSet
+from ..sources import WorkingSet
 from ..store import ApiKey, Store, TraceRecord
 from ..traceview import claims_view, source_view, trace_dict
 from ..verify import Policy, verify
@@ -101,11 +101,8 @@ def verify_endpoint(body: VerifyIn, key: Caller, state: State) -> dict[str, Any]
     verdict JSON as ``quotebound verify --json``."""
     if len(body.sources) > state.config.max_sources:
         raise ApiError(413, "too_large", f"more than {state.config.max_sources} sources")
-    ws = WorkingSet(Source(**s.model_dump()) for s in body.sources)
-    p = body.policy or PolicyIn()
-    policy = Policy(p.min_quote_words, p.max_quote_words, p.allow_user_evidence)
-    for sentinel in p.sentinels:
-        policy = policy.with_sentinel(sentinel)
+    ws = WorkingSet.from_dicts(s.model_dump() for s in body.sources)
+    policy = Policy.from_options(**(body.policy or PolicyIn()).model_dump())
     return verify(ws, body.output, body.format, policy).to_dict()
 
 

@@ -33,8 +33,10 @@ class SourceIn(_Body):
 
 
 class PolicyIn(_Body):
-    min_quote_words: int = Field(default=4, ge=1, le=1000)
-    max_quote_words: int = Field(default=40, ge=1, le=1000)
+    """``Policy.from_options``: a field left out keeps the default policy's value."""
+
+    min_quote_words: int | None = Field(default=None, ge=1, le=1000, description="default 4")
+    max_quote_words: int | None = Field(default=None, ge=1, le=1000, description="default 40")
     allow_user_evidence: bool = False
     sentinels: list[str] = Field(default_factory=list, max_length=20)
 
