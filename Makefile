@@ -25,6 +25,7 @@ test: $(STAMP)
 	@$(ENSURE_CHROMIUM)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest
 
 # The property tests with fresh random examples, 20 times as many (make test draws the same
@@ -46,4 +47,4 @@ screenshots: $(STAMP)
 	QB_SCREENSHOTS=docs/img $(BIN)/python -m pytest tests/test_web.py -q
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis .import_linter_cache
