@@ -26,11 +26,7 @@ from typing import Any, Literal, TypeVar, cast
 
 from .errors import InputError, PolicyError
 from .parsing import DEFAULT_SENTINELS, FORMATS, Parsed, ParsedCitation, ParsedClaim, parse
-
-# (re-exported until quotebound/__init__.py reads them from .reasons)
-from .reasons import CITATION_REASONS as CITATION_REASONS
-from .reasons import CLAIM_REASONS as CLAIM_REASONS
-from .reasons import STATUSES as STATUSES
+from .reasons import STATUSES
 from .sources import WorkingSet
 from .support import Missing, claim_gap, states_number_or_date
 from .text.normalize import NORMALIZATION_VERSION, normalize, scrub
