@@ -24,6 +24,7 @@ test: $(STAMP)
 	@$(ENSURE_POSTGRES)
 	@$(ENSURE_CHROMIUM)
 	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff format --check src tests benchmarks examples
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest

@@ -80,8 +80,9 @@ def load(per_split: int, seed: int) -> list[Item]:
         for row in random.Random(seed).sample(rows, min(per_split, len(rows))):
             passage = row["passages"][0]
             gold = [s for out in row["output"] for s in out.get("selected_sentences", [])]
-            items.append(Item(row["id"], row["input"], passage["title"], passage["text"],
-                              answerable, gold))  # fmt: skip
+            items.append(
+                Item(row["id"], row["input"], passage["title"], passage["text"], answerable, gold)
+            )
     return items
 
 
@@ -129,8 +130,12 @@ def run(name: str, items: list[Item], store_url: str, progress: bool) -> Tally:
         with open_store(store_url) as store:
             for n, item in enumerate(items, 1):
                 started = time.perf_counter()
-                answer = ask(item.question, store, provider,
-                             AskOptions(corpora=[f"q{item.id}"], max_tokens=700))  # fmt: skip
+                answer = ask(
+                    item.question,
+                    store,
+                    provider,
+                    AskOptions(corpora=[f"q{item.id}"], max_tokens=700),
+                )
                 score(tally, item, answer, time.perf_counter() - started)
                 if progress:
                     print(f"\r{name}: {n}/{len(items)}", end="", file=sys.stderr, flush=True)
@@ -154,25 +159,47 @@ def pct(num: int, den: int) -> str:
 
 def report(results: dict[str, Tally], items: list[Item]) -> None:
     answerable = sum(i.answerable for i in items)
-    print(f"quotebound answer quality on CLAPNQ dev: {answerable} answerable + "
-          f"{len(items) - answerable} unanswerable questions (seed {SEED})")  # fmt: skip
-    rows: list[tuple[str, ...]] = [(
-        "provider", "1st-pass valid", "final valid", "repair rate", "abstain|unans",
-        "false abstain", "gold overlap", "s/answer", "p50 s", "errors",
-    )]  # fmt: skip
+    print(
+        f"quotebound answer quality on CLAPNQ dev: {answerable} answerable + "
+        f"{len(items) - answerable} unanswerable questions (seed {SEED})"
+    )
+    rows: list[tuple[str, ...]] = [
+        (
+            "provider",
+            "1st-pass valid",
+            "final valid",
+            "repair rate",
+            "abstain|unans",
+            "false abstain",
+            "gold overlap",
+            "s/answer",
+            "p50 s",
+            "errors",
+        )
+    ]
     for name, t in results.items():
-        rows.append((
-            name, pct(t.first_valid, t.first_cits), pct(t.final_valid, t.final_cits),
-            pct(t.repaired, t.answers), pct(t.abstained_unanswerable, t.unanswerable),
-            pct(t.abstained_answerable, t.answerable),
-            pct(t.gold_overlap, t.answered_answerable),
-            f"{statistics.mean(t.seconds):.2f}", f"{statistics.median(t.seconds):.2f}",
-            str(t.errors),
-        ))  # fmt: skip
+        rows.append(
+            (
+                name,
+                pct(t.first_valid, t.first_cits),
+                pct(t.final_valid, t.final_cits),
+                pct(t.repaired, t.answers),
+                pct(t.abstained_unanswerable, t.unanswerable),
+                pct(t.abstained_answerable, t.answerable),
+                pct(t.gold_overlap, t.answered_answerable),
+                f"{statistics.mean(t.seconds):.2f}",
+                f"{statistics.median(t.seconds):.2f}",
+                str(t.errors),
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for n, row in enumerate(rows):
-        print("  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in
-                        enumerate(zip(row, widths, strict=True))))  # fmt: skip
+        print(
+            "  ".join(
+                cell.rjust(w) if i else cell.ljust(w)
+                for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
         if n == 0:
             print("-" * (sum(widths) + 2 * (len(widths) - 1)))
 

@@ -72,15 +72,20 @@ def run(name: str, dataset: Dataset, args: argparse.Namespace) -> dict[str, Any]
     flat = summary["flat"]
     f1s = [flat["f1_supported"], flat["f1_not_supported"]]
     return {
-        "backend": name, "version": backend.version, "rows": summary["examples"],
+        "backend": name,
+        "version": backend.version,
+        "rows": summary["examples"],
         "skipped": summary["dataset"]["skipped"],
-        "bacc": flat["balanced_accuracy"], "f1": flat["f1_supported"],
+        "bacc": flat["balanced_accuracy"],
+        "f1": flat["f1_supported"],
         "macro_f1": None if None in f1s else sum(f1s) / 2,
-        "bacc_interval": [summary["metrics"]["entailment"]["balanced_accuracy"][k]
-                          for k in ("low", "high")],
+        "bacc_interval": [
+            summary["metrics"]["entailment"]["balanced_accuracy"][k] for k in ("low", "high")
+        ],
         "failed": summary["metrics"]["judgement_errors"],
-        "pairs_per_s": flat["pairs_per_second"], "load_s": load_s,
-    }  # fmt: skip
+        "pairs_per_s": flat["pairs_per_second"],
+        "load_s": load_s,
+    }
 
 
 def sweep(dataset: Dataset) -> None:
@@ -151,8 +156,10 @@ def main() -> None:
             subset = replace(dataset, pairs=dataset.pairs[: args.judge_limit])
         results.append(run(name, subset, args))
     print(f"AttributionBench {FILES[args.split]}")
-    print(f"{'backend':10} {'rows':>5} {'bal.acc':>8} {'[95% CI]':>15} {'F1':>7} "
-          f"{'macroF1':>8} {'pairs/s':>8} {'failed':>6}  version")  # fmt: skip
+    print(
+        f"{'backend':10} {'rows':>5} {'bal.acc':>8} {'[95% CI]':>15} {'F1':>7} "
+        f"{'macroF1':>8} {'pairs/s':>8} {'failed':>6}  version"
+    )
     for r in results:
         low, high = r["bacc_interval"]
         ci = f"[{_num(low, 0, 3)}, {_num(high, 0, 3)}]"

@@ -57,8 +57,18 @@ def _body() -> dict[str, Any]:
 
 def _start(url: str, port: int, home: str) -> subprocess.Popen[bytes]:
     env = dict(os.environ, QUOTEBOUND_HOME=home)
-    command = [sys.executable, "-m", "quotebound", "serve", "--provider", "extractive",
-               "--port", str(port), "--store", url]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "quotebound",
+        "serve",
+        "--provider",
+        "extractive",
+        "--port",
+        str(port),
+        "--store",
+        url,
+    ]
     proc = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -122,9 +132,12 @@ def main() -> int:
         proc = _start(url, port, home)
         base = f"http://127.0.0.1:{port}"
         try:
-            check = httpx.post(f"{base}/v1/verify", content=payload, timeout=30,
-                               headers={"Authorization": f"Bearer {secret}",
-                                        "Content-Type": "application/json"})  # fmt: skip
+            check = httpx.post(
+                f"{base}/v1/verify",
+                content=payload,
+                timeout=30,
+                headers={"Authorization": f"Bearer {secret}", "Content-Type": "application/json"},
+            )
             verdict = check.json()
             assert check.status_code == 200 and verdict["status"] == "partial", verdict
             assert verdict["counts"]["kept"] == 7 and verdict["counts"]["citations"] == 11
@@ -132,8 +145,10 @@ def main() -> int:
         finally:
             proc.terminate()
             proc.wait(timeout=30)
-    print(f"# POST /v1/verify, {len(payload) / 1024:.1f} KB body (20 sources, 8 claims, 11 "
-          f"citations); {args.seconds:g} s per level")  # fmt: skip
+    print(
+        f"# POST /v1/verify, {len(payload) / 1024:.1f} KB body (20 sources, 8 claims, 11 "
+        f"citations); {args.seconds:g} s per level"
+    )
     print(
         f"# {platform.python_implementation()} {platform.python_version()}, "
         f"{os.cpu_count()} CPUs, one uvicorn process; client on the same machine"

@@ -200,38 +200,89 @@ _ADJECTIVES = (
     "additional", "statutory", "contractual", "discretionary", "prior", "written", "verbal",
 )  # fmt: skip
 _VERBS = (
-    ("approve", "approves", "approved"), ("review", "reviews", "reviewed"),
-    ("submit", "submits", "submitted"), ("record", "records", "recorded"),
-    ("escalate", "escalates", "escalated"), ("reject", "rejects", "rejected"),
-    ("update", "updates", "updated"), ("verify", "verifies", "verified"),
-    ("process", "processes", "processed"), ("reimburse", "reimburses", "reimbursed"),
-    ("document", "documents", "documented"), ("notify", "notifies", "notified"),
-    ("archive", "archives", "archived"), ("assess", "assesses", "assessed"),
-    ("authorise", "authorises", "authorised"), ("validate", "validates", "validated"),
-    ("monitor", "monitors", "monitored"), ("audit", "audits", "audited"),
-    ("publish", "publishes", "published"), ("renew", "renews", "renewed"),
-    ("cancel", "cancels", "cancelled"), ("extend", "extends", "extended"),
-    ("suspend", "suspends", "suspended"), ("allocate", "allocates", "allocated"),
-    ("confirm", "confirms", "confirmed"), ("retain", "retains", "retained"),
-    ("delete", "deletes", "deleted"), ("transfer", "transfers", "transferred"),
-    ("register", "registers", "registered"), ("track", "tracks", "tracked"),
-)  # fmt: skip
+    ("approve", "approves", "approved"),
+    ("review", "reviews", "reviewed"),
+    ("submit", "submits", "submitted"),
+    ("record", "records", "recorded"),
+    ("escalate", "escalates", "escalated"),
+    ("reject", "rejects", "rejected"),
+    ("update", "updates", "updated"),
+    ("verify", "verifies", "verified"),
+    ("process", "processes", "processed"),
+    ("reimburse", "reimburses", "reimbursed"),
+    ("document", "documents", "documented"),
+    ("notify", "notifies", "notified"),
+    ("archive", "archives", "archived"),
+    ("assess", "assesses", "assessed"),
+    ("authorise", "authorises", "authorised"),
+    ("validate", "validates", "validated"),
+    ("monitor", "monitors", "monitored"),
+    ("audit", "audits", "audited"),
+    ("publish", "publishes", "published"),
+    ("renew", "renews", "renewed"),
+    ("cancel", "cancels", "cancelled"),
+    ("extend", "extends", "extended"),
+    ("suspend", "suspends", "suspended"),
+    ("allocate", "allocates", "allocated"),
+    ("confirm", "confirms", "confirmed"),
+    ("retain", "retains", "retained"),
+    ("delete", "deletes", "deleted"),
+    ("transfer", "transfers", "transferred"),
+    ("register", "registers", "registered"),
+    ("track", "tracks", "tracked"),
+)
 _ROLES = (
-    "line manager", "department head", "HR business partner", "finance controller",
-    "data protection officer", "chief information security officer", "compliance officer",
-    "general counsel", "facilities coordinator", "payroll administrator", "country director",
-    "works council", "budget holder", "cost centre owner",
-)  # fmt: skip
+    "line manager",
+    "department head",
+    "HR business partner",
+    "finance controller",
+    "data protection officer",
+    "chief information security officer",
+    "compliance officer",
+    "general counsel",
+    "facilities coordinator",
+    "payroll administrator",
+    "country director",
+    "works council",
+    "budget holder",
+    "cost centre owner",
+)
 _TEAMS = (
-    "Payroll", "People Operations", "Facilities", "Security", "Finance", "Legal",
-    "IT Service Desk", "Procurement", "Compliance", "Internal Audit", "Communications",
-    "Data Governance", "Treasury", "Workplace Safety",
-)  # fmt: skip
+    "Payroll",
+    "People Operations",
+    "Facilities",
+    "Security",
+    "Finance",
+    "Legal",
+    "IT Service Desk",
+    "Procurement",
+    "Compliance",
+    "Internal Audit",
+    "Communications",
+    "Data Governance",
+    "Treasury",
+    "Workplace Safety",
+)
 _REGIONS = (
-    "Germany", "France", "Ireland", "Poland", "Spain", "the Netherlands", "Portugal",
-    "Belgium", "Austria", "Sweden", "Denmark", "Italy", "Czechia", "Singapore", "Canada",
-    "Brazil", "Japan", "Kenya",
-)  # fmt: skip
+    "Germany",
+    "France",
+    "Ireland",
+    "Poland",
+    "Spain",
+    "the Netherlands",
+    "Portugal",
+    "Belgium",
+    "Austria",
+    "Sweden",
+    "Denmark",
+    "Italy",
+    "Czechia",
+    "Singapore",
+    "Canada",
+    "Brazil",
+    "Japan",
+    "Kenya",
+)
 _SYSTEMS = (
     "Workday", "ServiceNow", "Concur", "SAP Ariba", "Jira", "Confluence", "the expense portal",
     "the HR inbox", "Coupa", "Okta", "DocuSign", "Greenhouse",
@@ -332,8 +383,17 @@ def _names(rng: random.Random) -> dict[str, tuple[str, ...]]:
     }
 
 
-_HEADINGS = ("Scope", "Definitions", "Eligibility", "Procedure", "Approvals", "Exceptions",
-             "Records", "Responsibilities", "Review")  # fmt: skip
+_HEADINGS = (
+    "Scope",
+    "Definitions",
+    "Eligibility",
+    "Procedure",
+    "Approvals",
+    "Exceptions",
+    "Records",
+    "Responsibilities",
+    "Review",
+)
 
 _STOPWORDS = frozenset(
     "about above after apply applies because before being between concerning contact during "
@@ -906,7 +966,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ("  ms per unchanged document", each(lambda r: f"{r.reingest_s * 1e3 / REINGEST:.2f}")),
             ("store size after load, MB", each(lambda r: f"{r.size_mb:.0f}")),
         ],
-    )  # fmt: skip
+    )
     _table(
         f"search ({QUERIES} queries, limit {LIMIT})",
         names,
@@ -920,7 +980,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ("queries with hits", each(lambda r: f"{r.nonempty:.0%}")),
             ("hits per query, mean", each(lambda r: f"{r.mean_hits:.1f}")),
         ],
-    )  # fmt: skip
+    )
     _table(
         "search p50 ms by query shape", names, _search_by_shape(queries, cols, matches, n_chunks)
     )
@@ -977,16 +1037,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             ("get_trace p95 ms", each(lambda r: f"{pct(r.read_ms, 95):.2f}")),
             (f"get_traces of {LIST_TRACES} ms", each(lambda r: f"{min(r.list_ms):.1f}")),
         ],
-    )  # fmt: skip
+    )
 
     lite = results["sqlite"]
     search_p50, write_p50 = pct(lite.search_ms, 50), pct(lite.write_ms, 50)
     targets = (
-        ("SQLite search p50", f"<= {MAX_SQLITE_SEARCH_P50_MS:g} ms", f"{search_p50:.2f} ms",
-         search_p50 <= MAX_SQLITE_SEARCH_P50_MS),
-        ("SQLite write_trace p50", f"<= {MAX_SQLITE_TRACE_WRITE_P50_MS:g} ms",
-         f"{write_p50:.2f} ms", write_p50 <= MAX_SQLITE_TRACE_WRITE_P50_MS),
-    )  # fmt: skip
+        (
+            "SQLite search p50",
+            f"<= {MAX_SQLITE_SEARCH_P50_MS:g} ms",
+            f"{search_p50:.2f} ms",
+            search_p50 <= MAX_SQLITE_SEARCH_P50_MS,
+        ),
+        (
+            "SQLite write_trace p50",
+            f"<= {MAX_SQLITE_TRACE_WRITE_P50_MS:g} ms",
+            f"{write_p50:.2f} ms",
+            write_p50 <= MAX_SQLITE_TRACE_WRITE_P50_MS,
+        ),
+    )
     header = f"{'target':<40}{'wanted':>12}{'measured':>14}  result"
     print(header)
     print("-" * len(header))

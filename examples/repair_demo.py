@@ -21,8 +21,9 @@ def draft(sid: str, weeks: int) -> str:
     claim = f"In Germany the company tops up parental allowance for the first {weeks} weeks."
     quote = f"to full salary for the first {weeks} weeks"
     citation = {"source": sid, "quote": quote}
-    return json.dumps({"answerable": True, "missing": "", "claims": [
-        {"text": claim, "citations": [citation]}]})  # fmt: skip
+    return json.dumps(
+        {"answerable": True, "missing": "", "claims": [{"text": claim, "citations": [citation]}]}
+    )
 
 
 def main(url: str) -> int:

@@ -47,8 +47,13 @@ def main(store_url: str) -> int:
         question = "How soon must receipts be uploaded?"
         print(f'\nPOST /v1/ask {{"question": "{question}", "stream": true}}')
         answer = None
-        with httpx.stream("POST", f"{base}/v1/ask", headers=headers, timeout=60,
-                          json={"question": question, "stream": True}) as r:  # fmt: skip
+        with httpx.stream(
+            "POST",
+            f"{base}/v1/ask",
+            headers=headers,
+            timeout=60,
+            json={"question": question, "stream": True},
+        ) as r:
             event = ""
             for line in r.iter_lines():
                 if line.startswith("event: "):
@@ -74,8 +79,10 @@ def main(store_url: str) -> int:
         print("  " + marked.replace("\n", "\n  "))
         print(f"  link to the original: {view['link']}")
         missing = httpx.get(f"{base}/v1/traces/{tid}/sources/S99", headers=headers)
-        print(f"\nGET /v1/traces/{tid}/sources/S99 -> {missing.status_code} "
-              f"{missing.json()['error']['message']}")  # fmt: skip
+        print(
+            f"\nGET /v1/traces/{tid}/sources/S99 -> {missing.status_code} "
+            f"{missing.json()['error']['message']}"
+        )
         anonymous = httpx.get(f"{base}/v1/traces/{tid}")
         print(f"GET /v1/traces/{tid} without a key -> {anonymous.status_code}")
     finally:

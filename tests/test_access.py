@@ -45,8 +45,12 @@ def test_list_traces_shows_only_the_owners_newest_first(store: Store) -> None:
     src = (TraceSource("S1", "text"),)
     ids = []
     for n, owner in enumerate(["a", "b", "a", None]):
-        trace = TraceRecord(question=f"q{n}", sources=src, owner=owner,
-                            created_at=f"2026-11-29T10:00:0{n}.000+00:00")  # fmt: skip
+        trace = TraceRecord(
+            question=f"q{n}",
+            sources=src,
+            owner=owner,
+            created_at=f"2026-11-29T10:00:0{n}.000+00:00",
+        )
         ids.append(store.write_trace(trace))
     assert [t.question for t in store.list_traces("a")] == ["q2", "q0"]
     assert [t.id for t in store.list_traces("a", limit=1)] == [ids[2]]
@@ -63,8 +67,9 @@ def test_the_keys_migration_is_listed_and_applied(store: Store) -> None:
 def test_keys_commands(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'k.db'}"
     runner = CliRunner()
-    made = runner.invoke(cli, ["keys", "create", "--acl", "legal", "--name", "ci", "--store", url,
-                               "--json"])  # fmt: skip
+    made = runner.invoke(
+        cli, ["keys", "create", "--acl", "legal", "--name", "ci", "--store", url, "--json"]
+    )
     assert made.exit_code == 0, made.output
     key = json.loads(made.output)
     assert key["groups"] == ["legal"] and key["secret"].startswith("qb_")
@@ -86,9 +91,11 @@ def test_revoking_an_unknown_key_is_exit_2(tmp_path: Path) -> None:
 
     url = f"sqlite:///{tmp_path / 'k.db'}"
     out = subprocess.run(
-        [sys.executable, "-m", "quotebound", "keys", "revoke", "nope", "--store", url,
-         "--json"], capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [sys.executable, "-m", "quotebound", "keys", "revoke", "nope", "--store", url, "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert out.returncode == 2
     assert json.loads(out.stdout)["error"]["code"] == "not_found"
     assert "Traceback" not in out.stderr

@@ -35,8 +35,9 @@ def corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
             f"The {topic} policy number {n} is reviewed every year by the owning team.\n",
             encoding="utf-8",
         )
-    rc, _, _ = run(["ingest", str(docs), "--corpus", "hr",
-                    "--url-prefix", "https://hr.example/"], capsys)  # fmt: skip
+    rc, _, _ = run(
+        ["ingest", str(docs), "--corpus", "hr", "--url-prefix", "https://hr.example/"], capsys
+    )
     assert rc == 0
 
 

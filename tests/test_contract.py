@@ -84,10 +84,20 @@ def test_schema_limits_ids_and_quotes_to_the_working_set() -> None:
 def test_an_output_the_schema_allows_verifies() -> None:
     schema = answer_schema(WS)
     quote = schema["properties"]["claims"]["items"]["properties"]["citations"]["items"]["anyOf"][0][
-        "properties"]["quote"]["enum"][0]  # fmt: skip
-    raw = json.dumps({"answerable": True, "missing": "", "claims": [
-        {"text": "Employees get 16 weeks of paid leave.", "citations": [{"source": "S1",
-         "quote": quote}]}]})  # fmt: skip
+        "properties"
+    ]["quote"]["enum"][0]
+    raw = json.dumps(
+        {
+            "answerable": True,
+            "missing": "",
+            "claims": [
+                {
+                    "text": "Employees get 16 weeks of paid leave.",
+                    "citations": [{"source": "S1", "quote": quote}],
+                }
+            ],
+        }
+    )
     assert verify(WS, raw).status == "grounded"
 
 
@@ -120,8 +130,9 @@ def test_a_non_default_policy_reaches_the_prompt_and_the_schema() -> None:
     from quotebound import Policy
 
     policy = Policy(min_quote_words=5, max_quote_words=12)
-    req = build_request("How long is leave?", POLICY_WS, "json", Capabilities(json_schema=True),
-                        policy=policy)  # fmt: skip
+    req = build_request(
+        "How long is leave?", POLICY_WS, "json", Capabilities(json_schema=True), policy=policy
+    )
     assert req.policy is policy
     assert "(5 to 12 words)" in req.messages[0].content
     assert "4 to 40" not in req.messages[0].content

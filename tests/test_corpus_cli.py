@@ -121,10 +121,19 @@ def test_trace_prints_and_reopens_a_citation(
     with open_store() as store:
         packed = pack(store.search("parental leave Germany"))
         sid = next(s.id for s in packed.working_set if "14 weeks" in s.text)
-        raw = json.dumps({"answerable": True, "claims": [{
-            "text": "In Germany the company tops up pay for the first 14 weeks.",
-            "citations": [{"source": sid, "quote": "to full salary for the first 14 weeks"}],
-        }]})  # fmt: skip
+        raw = json.dumps(
+            {
+                "answerable": True,
+                "claims": [
+                    {
+                        "text": "In Germany the company tops up pay for the first 14 weeks.",
+                        "citations": [
+                            {"source": sid, "quote": "to full salary for the first 14 weeks"}
+                        ],
+                    }
+                ],
+            }
+        )
         verdict = verify(packed.working_set, raw)
         assert verdict.status == "grounded"
         trace = TraceRecord(
@@ -170,8 +179,9 @@ def test_ingest_input_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert rc == 2 and "unknown store URL" in err
 
 
-def test_store_option_and_env(docs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                              monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_store_option_and_env(
+    docs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     url = f"sqlite:///{tmp_path / 'other.db'}"
     run(["ingest", str(docs / "expenses.txt"), "--corpus", "c", "--store", url], capsys)
     _, out, _ = run(["search", "reimbursements", "--json"], capsys)
@@ -201,8 +211,9 @@ def test_rerun_without_acl_keeps_groups_and_url(
     assert json.loads(out)["documents"][0]["status"] == "unchanged"
     _, out, _ = run(["search", "reimbursements", "--json"], capsys)
     assert json.loads(out)["hits"] == []  # still restricted
-    rc, out, _ = run(["ingest", path, "--corpus", "c", "--url-prefix", "https://x.example/d/",
-                      "--json"], capsys)  # fmt: skip
+    rc, out, _ = run(
+        ["ingest", path, "--corpus", "c", "--url-prefix", "https://x.example/d/", "--json"], capsys
+    )
     assert json.loads(out)["documents"][0]["status"] == "updated"
     _, out, _ = run(["search", "reimbursements", "--acl", "finance", "--json"], capsys)
     assert json.loads(out)["hits"][0]["url"] == "https://x.example/d/expenses.txt"

@@ -55,30 +55,63 @@ def _label(backend: HeuristicBackend, claim: str, quote: str) -> Judgement:
 
 # (claim, quote that triggers the rule, near quote that does not, words the detail names)
 RULES = [
-    pytest.param("Contractors are eligible.", "Contractors are not eligible.",
-                 "Contractors are eligible for leave.", "negation added", id="negation-added"),
-    pytest.param("Contractors are not eligible for leave.", "Contractors are eligible for leave.",
-                 "Contractors are not eligible for company-paid leave.", "negation dropped",
-                 id="negation-dropped"),
-    pytest.param("The plan covers dental care.", "The plan doesn't cover dental care.",
-                 "The plan covers dental care in full.", "doesn't", id="negation-nt"),
-    pytest.param("Sales increased in 2020.", "Sales decreased in 2020.",
-                 "Sales increased sharply in 2020.", "'increased'", id="flip-increase"),
-    pytest.param("Employees get at least 16 weeks of leave.",
-                 "Employees get at most 16 weeks of leave.",
-                 "Employees get no fewer than 16 weeks of leave.", "'at least'", id="flip-bound"),
-    pytest.param("The form must be filed before the deadline.",
-                 "The form must be filed after the deadline.",
-                 "The form must be filed before the deadline passes.", "'before'",
-                 id="flip-before"),
-    pytest.param("All employees are eligible for the bonus.",
-                 "Some employees are eligible for the bonus.",
-                 "All employees are eligible for the annual bonus.", "'all'", id="flip-all"),
-    pytest.param("The policy was approved by John Smith in March.",
-                 "The policy was approved by Mary Jones in March.",
-                 "The policy was approved by Mary Jones and John Smith in March.",
-                 "'John Smith'", id="entity"),
-]  # fmt: skip
+    pytest.param(
+        "Contractors are eligible.",
+        "Contractors are not eligible.",
+        "Contractors are eligible for leave.",
+        "negation added",
+        id="negation-added",
+    ),
+    pytest.param(
+        "Contractors are not eligible for leave.",
+        "Contractors are eligible for leave.",
+        "Contractors are not eligible for company-paid leave.",
+        "negation dropped",
+        id="negation-dropped",
+    ),
+    pytest.param(
+        "The plan covers dental care.",
+        "The plan doesn't cover dental care.",
+        "The plan covers dental care in full.",
+        "doesn't",
+        id="negation-nt",
+    ),
+    pytest.param(
+        "Sales increased in 2020.",
+        "Sales decreased in 2020.",
+        "Sales increased sharply in 2020.",
+        "'increased'",
+        id="flip-increase",
+    ),
+    pytest.param(
+        "Employees get at least 16 weeks of leave.",
+        "Employees get at most 16 weeks of leave.",
+        "Employees get no fewer than 16 weeks of leave.",
+        "'at least'",
+        id="flip-bound",
+    ),
+    pytest.param(
+        "The form must be filed before the deadline.",
+        "The form must be filed after the deadline.",
+        "The form must be filed before the deadline passes.",
+        "'before'",
+        id="flip-before",
+    ),
+    pytest.param(
+        "All employees are eligible for the bonus.",
+        "Some employees are eligible for the bonus.",
+        "All employees are eligible for the annual bonus.",
+        "'all'",
+        id="flip-all",
+    ),
+    pytest.param(
+        "The policy was approved by John Smith in March.",
+        "The policy was approved by Mary Jones in March.",
+        "The policy was approved by Mary Jones and John Smith in March.",
+        "'John Smith'",
+        id="entity",
+    ),
+]
 
 
 @pytest.mark.parametrize(("claim", "bad", "good", "named"), RULES)
@@ -108,16 +141,32 @@ def test_rules_need_every_covering_unit_to_disagree() -> None:
     # a negation elsewhere in the sentence does not bear on the shared words
     assert mismatch("Employees get paid leave.", "Employees get paid leave; no one else.") is None
     # "not only", "no more than" and "No. 5" are not negations
-    assert mismatch("The plan covers dental care.", "Not only does the plan cover dental "
-                    "care, it covers vision.") is None  # fmt: skip
-    assert mismatch("Employees get at most 16 weeks.", "Employees get no more than 16 weeks.") \
-        is None  # fmt: skip
+    assert (
+        mismatch(
+            "The plan covers dental care.",
+            "Not only does the plan cover dental care, it covers vision.",
+        )
+        is None
+    )
+    assert (
+        mismatch("Employees get at most 16 weeks.", "Employees get no more than 16 weeks.") is None
+    )
     # low coverage: the rules stay silent
-    assert mismatch("Contractors are eligible for parental leave benefits.",
-                    "Contractors are not eligible for stock options.") is None  # fmt: skip
+    assert (
+        mismatch(
+            "Contractors are eligible for parental leave benefits.",
+            "Contractors are not eligible for stock options.",
+        )
+        is None
+    )
     # a name the quote lacks, but no other name in its place
-    assert mismatch("The policy was approved by John Smith in March.",
-                    "The policy was approved in March by the board.") is None  # fmt: skip
+    assert (
+        mismatch(
+            "The policy was approved by John Smith in March.",
+            "The policy was approved in March by the board.",
+        )
+        is None
+    )
 
 
 def test_judge_many_batches_in_order(heuristic: HeuristicBackend) -> None:
@@ -190,9 +239,15 @@ def test_judge_reads_one_word(output: str, label: str) -> None:
 
 @pytest.mark.parametrize(
     "output",
-    ["supported because the quote says so", "yes", "", "supported, contradicted", "SUPPORTED!!",
-     '{"label": "supported"}'],
-)  # fmt: skip
+    [
+        "supported because the quote says so",
+        "yes",
+        "",
+        "supported, contradicted",
+        "SUPPORTED!!",
+        '{"label": "supported"}',
+    ],
+)
 def test_judge_fails_closed_on_anything_but_one_label(output: str) -> None:
     judgement = JudgeBackend(ScriptedProvider([output])).judge("a claim", "a quote")
     assert judgement.label == "unrelated" and not judgement.supported
@@ -210,9 +265,14 @@ def test_judge_fails_closed_on_provider_errors() -> None:
 
 def test_judge_sends_a_schema_when_the_provider_can_constrain() -> None:
     provider = _SchemaProvider(
-        ['{"label": "contradicted"}', '{"label": "maybe"}', '{"label": "supported", "why": 1}',
-         "supported", '["supported"]']
-    )  # fmt: skip
+        [
+            '{"label": "contradicted"}',
+            '{"label": "maybe"}',
+            '{"label": "supported", "why": 1}',
+            "supported",
+            '["supported"]',
+        ]
+    )
     judge = JudgeBackend(provider)
     assert judge.judge("claim", "quote").label == "contradicted"
     for _ in range(4):
@@ -268,9 +328,11 @@ def test_real_local_model_judges_obvious_pairs() -> None:
     try:
         pairs = [
             ("Employees get 16 weeks of paid leave.", QUOTE),
-            ("Contractors are eligible for company-paid parental leave.",
-             "Contractors are not eligible for company-paid parental leave."),
-        ]  # fmt: skip
+            (
+                "Contractors are eligible for company-paid parental leave.",
+                "Contractors are not eligible for company-paid parental leave.",
+            ),
+        ]
         judgements = judge.judge_many(pairs)
     finally:
         judge.close()
@@ -283,9 +345,16 @@ def test_real_local_model_judges_obvious_pairs() -> None:
 
 # -- nli ---------------------------------------------------------------------------------------
 
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *sorted(
-    "employees are entitled to 16 weeks of paid leave contractors not eligible get the".split()
-)]  # fmt: skip
+VOCAB = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    *sorted(
+        "employees are entitled to 16 weeks of paid leave contractors not eligible get the".split()
+    ),
+]
 
 
 def _tiny_model(directory: Path, id2label: dict[int, str], winner: int) -> Path:
@@ -297,10 +366,16 @@ def _tiny_model(directory: Path, id2label: dict[int, str], winner: int) -> Path:
     vocab.write_text("\n".join(VOCAB) + "\n")
     tokenizer = transformers.BertTokenizer(vocab_file=str(vocab))
     config = transformers.BertConfig(
-        vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=37, max_position_embeddings=64, num_labels=len(id2label),
-        id2label=id2label, label2id={v: k for k, v in id2label.items()},
-    )  # fmt: skip
+        vocab_size=len(VOCAB),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=37,
+        max_position_embeddings=64,
+        num_labels=len(id2label),
+        id2label=id2label,
+        label2id={v: k for k, v in id2label.items()},
+    )
     torch.manual_seed(0)
     model = transformers.BertForSequenceClassification(config)
     with torch.no_grad():
@@ -313,12 +388,15 @@ def _tiny_model(directory: Path, id2label: dict[int, str], winner: int) -> Path:
 
 
 MNLI = {0: "ENTAILMENT", 1: "NEUTRAL", 2: "CONTRADICTION"}
-PAIRS = [("Employees get 16 weeks", QUOTE), ("contractors are eligible", "contractors are not "
-         "eligible " * 40)]  # fmt: skip
+PAIRS = [
+    ("Employees get 16 weeks", QUOTE),
+    ("contractors are eligible", "contractors are not eligible " * 40),
+]
 
 
-@pytest.mark.parametrize(("winner", "label"), [(0, "supported"), (1, "unrelated"),
-                                               (2, "contradicted")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("winner", "label"), [(0, "supported"), (1, "unrelated"), (2, "contradicted")]
+)
 def test_an_mnli_model_maps_its_labels(tmp_path: Path, winner: int, label: str) -> None:
     path = _tiny_model(tmp_path / "tiny-mnli", MNLI, winner)
     backend = NLIBackend(path, batch_size=1)
@@ -331,10 +409,13 @@ def test_an_mnli_model_maps_its_labels(tmp_path: Path, winner: int, label: str) 
 
 @pytest.mark.parametrize(
     ("id2label", "winner", "label"),
-    [({0: "LABEL_0", 1: "LABEL_1"}, 1, "supported"), ({0: "LABEL_0", 1: "LABEL_1"}, 0, "unrelated"),
-     ({0: "not_entailment", 1: "entailment"}, 0, "unrelated"),
-     ({0: "Hallucinated", 1: "Consistent"}, 1, "supported")],
-)  # fmt: skip
+    [
+        ({0: "LABEL_0", 1: "LABEL_1"}, 1, "supported"),
+        ({0: "LABEL_0", 1: "LABEL_1"}, 0, "unrelated"),
+        ({0: "not_entailment", 1: "entailment"}, 0, "unrelated"),
+        ({0: "Hallucinated", 1: "Consistent"}, 1, "supported"),
+    ],
+)
 def test_binary_models_map_the_positive_class(
     tmp_path: Path, id2label: dict[int, str], winner: int, label: str
 ) -> None:
@@ -346,8 +427,9 @@ def test_unmapped_labels_are_refused_at_load_unless_mapped(tmp_path: Path) -> No
     path = _tiny_model(tmp_path / "odd", {0: "yes", 1: "maybe", 2: "nope"}, 2)
     with pytest.raises(EntailmentError, match=r"'yes'.*'maybe'.*'nope'"):
         NLIBackend(path)
-    backend = NLIBackend(path, label_map={"YES": "supported", "maybe": "unrelated",
-                                          2: "contradicted"})  # fmt: skip
+    backend = NLIBackend(
+        path, label_map={"YES": "supported", "maybe": "unrelated", 2: "contradicted"}
+    )
     assert backend.judge(*PAIRS[0]).label == "contradicted"
 
 

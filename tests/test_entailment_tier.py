@@ -23,14 +23,21 @@ from test_cli import run
 LEAVE = "Employees are entitled to 16 weeks of paid parental leave unless local law provides more."
 GERMANY = "In Germany, the company tops up parental allowance to full salary for 14 weeks."
 CONTRACTORS = "Contractors are not eligible for company-paid parental leave."
-WS = WorkingSet([Source(id="S1", text=LEAVE), Source(id="S2", text=GERMANY),
-                 Source(id="S3", text=CONTRACTORS)])  # fmt: skip
+WS = WorkingSet(
+    [Source(id="S1", text=LEAVE), Source(id="S2", text=GERMANY), Source(id="S3", text=CONTRACTORS)]
+)
 
 
 def answer(*claims: tuple[str, list[tuple[str, str]]]) -> str:
-    return json.dumps({"answerable": True, "claims": [
-        {"text": t, "citations": [{"source": s, "quote": q} for s, q in cits]}
-        for t, cits in claims]})  # fmt: skip
+    return json.dumps(
+        {
+            "answerable": True,
+            "claims": [
+                {"text": t, "citations": [{"source": s, "quote": q} for s, q in cits]}
+                for t, cits in claims
+            ],
+        }
+    )
 
 
 class Table(Backend):
@@ -54,14 +61,30 @@ class Table(Backend):
 
 
 def test_only_citations_that_passed_the_code_checks_are_judged() -> None:
-    raw = answer(("Employees get 16 weeks of paid parental leave.",
-                  [("S1", "entitled to 16 weeks of paid parental leave"),
-                   ("S2", "not in the source at all, no")]))  # fmt: skip
-    backend = Table({("Employees get 16 weeks of paid parental leave.",
-                      "entitled to 16 weeks of paid parental leave"): "supported"})  # fmt: skip
+    raw = answer(
+        (
+            "Employees get 16 weeks of paid parental leave.",
+            [
+                ("S1", "entitled to 16 weeks of paid parental leave"),
+                ("S2", "not in the source at all, no"),
+            ],
+        )
+    )
+    backend = Table(
+        {
+            (
+                "Employees get 16 weeks of paid parental leave.",
+                "entitled to 16 weeks of paid parental leave",
+            ): "supported"
+        }
+    )
     out = check_entailment(verify(WS, raw), WS, backend)
-    assert backend.asked == [("Employees get 16 weeks of paid parental leave.",
-                              "entitled to 16 weeks of paid parental leave")]  # fmt: skip
+    assert backend.asked == [
+        (
+            "Employees get 16 weeks of paid parental leave.",
+            "entitled to 16 weeks of paid parental leave",
+        )
+    ]
     good, bad = out.claims[0].citations
     assert good.valid and good.entailment is not None and good.entailment["backend"] == "table"
     assert not bad.valid and bad.reason == "quote_not_found" and bad.entailment is None
@@ -73,8 +96,9 @@ def test_only_citations_that_passed_the_code_checks_are_judged() -> None:
 )
 def test_a_quote_that_does_not_support_its_claim_is_dropped(label: str, reason: str) -> None:
     claim, quote = "Contractors are eligible for parental leave.", CONTRACTORS.rstrip(".")
-    out = check_entailment(verify(WS, answer((claim, [("S3", quote)]))), WS,
-                           Table({(claim, quote): label}))  # fmt: skip
+    out = check_entailment(
+        verify(WS, answer((claim, [("S3", quote)]))), WS, Table({(claim, quote): label})
+    )
     cit = out.claims[0].citations[0]
     assert (cit.valid, cit.reason, cit.entailment["label"]) == (False, reason, label)  # type: ignore[index]
     assert out.status == "ungrounded" and out.claims[0].reason == "no_valid_citation"
@@ -82,8 +106,12 @@ def test_a_quote_that_does_not_support_its_claim_is_dropped(label: str, reason: 
 
 
 def test_a_backend_failure_fails_closed() -> None:
-    raw = answer(("Employees get 16 weeks of paid parental leave.",
-                  [("S1", "entitled to 16 weeks of paid parental leave")]))  # fmt: skip
+    raw = answer(
+        (
+            "Employees get 16 weeks of paid parental leave.",
+            [("S1", "entitled to 16 weeks of paid parental leave")],
+        )
+    )
     out = check_entailment(verify(WS, raw), WS, Table({}, fail=True))
     cit = out.claims[0].citations[0]
     assert not cit.valid and cit.reason == "entailment_error"
@@ -100,8 +128,10 @@ def test_a_claim_merging_two_sources_is_judged_on_its_quotes_together() -> None:
     out = check_entailment(verify(WS, answer((claim, [("S1", q1), ("S2", q2)]))), WS, backend)
     assert (claim, joined) in backend.asked
     assert out.status == "grounded"
-    assert all(c.valid and c.entailment["detail"] == JOINT_DETAIL  # type: ignore[index]
-               for c in out.claims[0].citations)  # fmt: skip
+    assert all(
+        c.valid and c.entailment["detail"] == JOINT_DETAIL  # type: ignore[index]
+        for c in out.claims[0].citations
+    )
 
 
 class Batches(Table):
@@ -140,11 +170,15 @@ def test_abstentions_and_unreadable_outputs_pass_through_with_the_tier_named() -
 def test_the_heuristic_backend_for_real_on_the_seed_cases() -> None:
     heuristic = make_backend("heuristic")
     raw = answer(
-        ("Employees get 16 weeks of paid parental leave.",
-         [("S1", "entitled to 16 weeks of paid parental leave")]),
-        ("Contractors are eligible for company-paid parental leave.",
-         [("S3", "Contractors are not eligible for company-paid parental leave")]),
-    )  # fmt: skip
+        (
+            "Employees get 16 weeks of paid parental leave.",
+            [("S1", "entitled to 16 weeks of paid parental leave")],
+        ),
+        (
+            "Contractors are eligible for company-paid parental leave.",
+            [("S3", "Contractors are not eligible for company-paid parental leave")],
+        ),
+    )
     out = check_entailment(verify(WS, raw), WS, heuristic)
     assert [c.kept for c in out.claims] == [True, False]
     assert out.claims[1].citations[0].reason == "contradicted"
@@ -153,8 +187,12 @@ def test_the_heuristic_backend_for_real_on_the_seed_cases() -> None:
 
 def test_a_judge_that_answers_outside_the_labels_fails_closed() -> None:
     judge = JudgeBackend(ScriptedProvider(["probably yes"] * 3))
-    raw = answer(("Employees get 16 weeks of paid parental leave.",
-                  [("S1", "entitled to 16 weeks of paid parental leave")]))  # fmt: skip
+    raw = answer(
+        (
+            "Employees get 16 weeks of paid parental leave.",
+            [("S1", "entitled to 16 weeks of paid parental leave")],
+        )
+    )
     cit = check_entailment(verify(WS, raw), WS, judge).claims[0].citations[0]
     assert not cit.valid and cit.reason == "entailment_error"
 
@@ -223,28 +261,52 @@ def test_verify_cli_with_and_without_the_tier(
     assert code == 2 and "--entailment nli" in err
     # a model path with another backend is refused too, not silently ignored
     # (--nli-model is the name in every command; --entailment-model, its older name, still works)
-    for backend, flag in [(b, f) for b in ("heuristic", "judge")
-                          for f in ("--nli-model", "--entailment-model")]:  # fmt: skip
-        code, stdout, err = run(["verify", sources, out, "--entailment", backend,
-                                 flag, str(tmp_path)], capsys)  # fmt: skip
+    for backend, flag in [
+        (b, f) for b in ("heuristic", "judge") for f in ("--nli-model", "--entailment-model")
+    ]:
+        code, stdout, err = run(
+            ["verify", sources, out, "--entailment", backend, flag, str(tmp_path)], capsys
+        )
         assert code == 2 and stdout == ""
         assert err == "quotebound: error: --nli-model needs --entailment nli\n"
-    code, _, err = run(["ask", "leave", "--provider", "extractive", "--entailment", "heuristic",
-                        "--entailment-model", str(tmp_path)], capsys)  # fmt: skip
+    code, _, err = run(
+        [
+            "ask",
+            "leave",
+            "--provider",
+            "extractive",
+            "--entailment",
+            "heuristic",
+            "--entailment-model",
+            str(tmp_path),
+        ],
+        capsys,
+    )
     assert code == 2 and "--nli-model needs --entailment nli" in err
 
 
 def test_check_support_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(["check-support", "Employees get 16 weeks of paid parental leave.",
-                        "--quote", LEAVE, "--json"], capsys)  # fmt: skip
+    code, out, _ = run(
+        [
+            "check-support",
+            "Employees get 16 weeks of paid parental leave.",
+            "--quote",
+            LEAVE,
+            "--json",
+        ],
+        capsys,
+    )
     assert code == 0 and json.loads(out)["label"] == "supported"
-    code, out, _ = run(["check-support", "Contractors are eligible for parental leave.",
-                        "--quote", CONTRACTORS], capsys)  # fmt: skip
+    code, out, _ = run(
+        ["check-support", "Contractors are eligible for parental leave.", "--quote", CONTRACTORS],
+        capsys,
+    )
     assert code == 1 and out.startswith("contradicted")
     code, _, err = run(["check-support", " ", "--quote", LEAVE], capsys)
     assert code == 2 and "must both have text" in err
-    code, out, _ = run(["check-support", "a b", "--quote", "c d", "--backend", "nli", "--json"],
-                       capsys)  # fmt: skip
+    code, out, _ = run(
+        ["check-support", "a b", "--quote", "c d", "--backend", "nli", "--json"], capsys
+    )
     assert code == 2 and json.loads(out)["error"]["code"] == "entailment_setup"
 
 
@@ -267,20 +329,43 @@ class Short(Table):
 
 
 def test_a_backend_returning_too_few_judgements_fails_closed() -> None:
-    raw = answer(("Employees get 16 weeks of paid parental leave.",
-                  [("S1", "entitled to 16 weeks of paid parental leave")]))  # fmt: skip
-    backend = Short({("Employees get 16 weeks of paid parental leave.",
-                      "entitled to 16 weeks of paid parental leave"): "supported"})  # fmt: skip
+    raw = answer(
+        (
+            "Employees get 16 weeks of paid parental leave.",
+            [("S1", "entitled to 16 weeks of paid parental leave")],
+        )
+    )
+    backend = Short(
+        {
+            (
+                "Employees get 16 weeks of paid parental leave.",
+                "entitled to 16 weeks of paid parental leave",
+            ): "supported"
+        }
+    )
     cit = check_entailment(verify(WS, raw), WS, backend).claims[0].citations[0]
     assert not cit.valid and cit.reason == "entailment_error"
 
 
 def test_check_support_judges_on_the_provider_given(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(["check-support", "a b", "--quote", "c d", "--backend", "judge",
-                        "--provider", "extractive"], capsys)  # fmt: skip
+    code, _, err = run(
+        [
+            "check-support",
+            "a b",
+            "--quote",
+            "c d",
+            "--backend",
+            "judge",
+            "--provider",
+            "extractive",
+        ],
+        capsys,
+    )
     assert code == 2 and "needs a model" in err
-    code, _, err = run(["check-support", "a b", "--quote", "c d", "--backend", "judge",
-                        "--provider", "openai"], capsys)  # fmt: skip
+    code, _, err = run(
+        ["check-support", "a b", "--quote", "c d", "--backend", "judge", "--provider", "openai"],
+        capsys,
+    )
     assert code == 2 and "--model" in err
     code, _, err = run(["check-support", "a b", "--quote", "c d", "--nli-model", "/x"], capsys)
     assert code == 2 and "--nli-model needs --backend nli" in err

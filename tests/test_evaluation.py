@@ -125,9 +125,12 @@ def test_bootstrap_is_seeded_and_degenerate_when_all_correct() -> None:
     a = metrics.classification(gold, pred, labels, seed=7).balanced_accuracy
     b = metrics.classification(gold, pred, labels, seed=7).balanced_accuracy
     assert (a.low, a.high) == (b.low, b.high)
-    others = {(c.low, c.high) for c in
-              (metrics.classification(gold, pred, labels, seed=s).balanced_accuracy
-               for s in range(8))}  # fmt: skip
+    others = {
+        (c.low, c.high)
+        for c in (
+            metrics.classification(gold, pred, labels, seed=s).balanced_accuracy for s in range(8)
+        )
+    }
     assert len(others) > 1  # the seed, and only the seed, moves the interval
     perfect = metrics.classification(gold, gold, labels).balanced_accuracy
     assert (perfect.value, perfect.low, perfect.high) == (1.0, 1.0, 1.0)
@@ -177,8 +180,14 @@ def test_alce_lone_citation_is_never_irrelevant() -> None:
 
 
 def test_abstention_rates_by_hand() -> None:
-    items = [(True, False), (True, True), (True, False), (True, False), (False, True),
-             (False, False)]  # fmt: skip
+    items = [
+        (True, False),
+        (True, True),
+        (True, False),
+        (True, False),
+        (False, True),
+        (False, False),
+    ]
     rates = metrics.abstention(items)
     assert rates.false_abstention.value == 1 / 4  # 1 of 4 answerable abstained
     assert rates.missed_abstention.value == 1 / 2  # 1 of 2 unanswerable answered
@@ -187,13 +196,24 @@ def test_abstention_rates_by_hand() -> None:
 
 def test_citation_validity_counts_id_and_span_failures() -> None:
     ws_sources = (Source("S1", "The office opens at nine every weekday morning."),)
-    output = json.dumps({"answerable": True, "claims": [
-        {"text": "The office opens at nine.", "citations": [
-            {"source": "S1", "quote": "The office opens at nine"},
-            {"source": "S1", "quote": "The office opens at ten"},
-            {"source": "S7", "quote": "The office opens at nine"}]}]})  # fmt: skip
-    example = own_example({"question": "q", "sources": [s.to_dict() for s in ws_sources],
-                           "output": output}, "test")  # fmt: skip
+    output = json.dumps(
+        {
+            "answerable": True,
+            "claims": [
+                {
+                    "text": "The office opens at nine.",
+                    "citations": [
+                        {"source": "S1", "quote": "The office opens at nine"},
+                        {"source": "S1", "quote": "The office opens at ten"},
+                        {"source": "S7", "quote": "The office opens at nine"},
+                    ],
+                }
+            ],
+        }
+    )
+    example = own_example(
+        {"question": "q", "sources": [s.to_dict() for s in ws_sources], "output": output}, "test"
+    )
     summary = answer_summary([outcome_of_output(example)], None, seed=0)
     assert summary["citation_validity"]["hits"] == 1
     assert summary["citation_validity"]["n"] == 3
@@ -201,12 +221,26 @@ def test_citation_validity_counts_id_and_span_failures() -> None:
 
 
 def test_citation_evidence_is_what_the_entailment_tier_reads() -> None:
-    ws = WorkingSet((Source("S1", "The office opens at nine every weekday morning."),
-                     Source("S2", "Lunch is served at noon in the hall.")))  # fmt: skip
-    quoted = json.dumps({"answerable": True, "claims": [
-        {"text": "The office opens at nine.", "citations": [
-            {"source": "S1", "quote": "the OFFICE opens at nine"},
-            {"source": "S1", "quote": "opens at ten on Sundays"}]}]})  # fmt: skip
+    ws = WorkingSet(
+        (
+            Source("S1", "The office opens at nine every weekday morning."),
+            Source("S2", "Lunch is served at noon in the hall."),
+        )
+    )
+    quoted = json.dumps(
+        {
+            "answerable": True,
+            "claims": [
+                {
+                    "text": "The office opens at nine.",
+                    "citations": [
+                        {"source": "S1", "quote": "the OFFICE opens at nine"},
+                        {"source": "S1", "quote": "opens at ten on Sundays"},
+                    ],
+                }
+            ],
+        }
+    )
     cits = [c for claim in verify(ws, quoted, "json").claims for c in claim.citations]
     cits += verify(ws, "Lunch is served at noon [S2].", "inline").claims[0].citations
     got = [citation_evidence(c, ws) for c in cits]
@@ -227,8 +261,13 @@ def test_attributionbench_tiny_file() -> None:
     assert [p.id for p in ds.pairs] == ["ab1", "ab2", "ab3", "ab5", "ab6"]
     assert ds.skipped == {"no_reference_text": 1}
     assert ds.pairs[0].claim == "Neil Armstrong walked on the Moon."  # "[1]" marker stripped
-    assert [p.gold for p in ds.pairs] == ["supported", "not_supported", "supported",
-                                          "not_supported", "supported"]  # fmt: skip
+    assert [p.gold for p in ds.pairs] == [
+        "supported",
+        "not_supported",
+        "supported",
+        "not_supported",
+        "supported",
+    ]
     assert ds.pairs[-1].quote == "Cats are small domesticated mammals.\n\nThey purr."
     assert load_dataset([DATA / "attributionbench_tiny.jsonl"], limit=2).pairs[-1].id == "ab2"
 
@@ -241,11 +280,14 @@ def test_wice_quote_choice() -> None:
     # first annotator [2, 1]: in document order
     assert quotes[1] == "The museum opened in 1901 in Boston. It holds 5,000 paintings."
     # no annotator set: the sentences sharing most words (5 and 3 shared), document order
-    assert quotes[2] == ("The museum opened in 1901 in Boston. "
-                         "The museum library holds rare maps of Boston.")  # fmt: skip
+    assert quotes[2] == (
+        "The museum opened in 1901 in Boston. The museum library holds rare maps of Boston."
+    )
     assert [(p.gold, p.original) for p in ds.pairs] == [
-        ("supported", "supported"), ("not_supported", "partially_supported"),
-        ("not_supported", "not_supported")]  # fmt: skip
+        ("supported", "supported"),
+        ("not_supported", "partially_supported"),
+        ("not_supported", "not_supported"),
+    ]
     assert wice_quote("zebra", ["a b", "c d", "e f", "g h"], [[], []]) == "a b c d e f"
     assert wice_quote("x", ["one"], [[], [0]]) == "one"  # a later annotator's set
 
@@ -268,12 +310,21 @@ def test_clapnq_and_own_tiny_files() -> None:
         ({"question": "q", "sources": [{"id": "S1"}], "output": "x"}, "missing field 'text'"),
         ({"question": "q", "sources": [], "output": 3}, "'output' must be a str"),
         ({"question": "q", "sources": [], "output": "x", "format": "yaml"}, "format must be"),
-        ({"question": "q", "sources": [], "output": "x", "labels": {"answerable": "yes"}},
-         "labels.answerable"),
-        ({"question": "q", "sources": [], "output": "x",
-          "labels": {"claims": [{"support": "maybe"}]}}, "support must be one of"),
+        (
+            {"question": "q", "sources": [], "output": "x", "labels": {"answerable": "yes"}},
+            "labels.answerable",
+        ),
+        (
+            {
+                "question": "q",
+                "sources": [],
+                "output": "x",
+                "labels": {"claims": [{"support": "maybe"}]},
+            },
+            "support must be one of",
+        ),
     ],
-)  # fmt: skip
+)
 def test_own_format_errors_name_the_problem(row: dict[str, Any], message: str) -> None:
     with pytest.raises(InputError, match=message):
         own_example(row, "f.jsonl line 3")
@@ -322,8 +373,9 @@ def test_first_rows_of_real_attributionbench() -> None:
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()[:6]]
     assert [p.id for p in ds.pairs] == [r["id"] for r in rows]
     for pair, row in zip(ds.pairs, rows, strict=True):
-        assert pair.gold == ("supported" if row["attribution_label"] == "attributable"
-                             else "not_supported")  # fmt: skip
+        assert pair.gold == (
+            "supported" if row["attribution_label"] == "attributable" else "not_supported"
+        )
         assert pair.quote.startswith(row["references"][0].strip()[:40])
         assert pair.group == row["src_dataset"]
     assert ds.pairs[0].claim == "Neil Alden Armstrong"
@@ -394,8 +446,9 @@ def test_eval_pairs_json_summary(word_backend: list[WordBackend]) -> None:
     assert result.stderr == ""  # no progress bar with --json
 
 
-def test_eval_report_is_written_and_escaped(word_backend: list[WordBackend],
-                                            tmp_path: Path) -> None:  # fmt: skip
+def test_eval_report_is_written_and_escaped(
+    word_backend: list[WordBackend], tmp_path: Path
+) -> None:
     report = tmp_path / "out.html"
     result, exc = invoke([str(DATA / "attributionbench_tiny.jsonl"), "--report", str(report)])
     assert exc is None and result.return_value == 0
@@ -426,8 +479,9 @@ def test_fail_under_exits_1_naming_metric_and_values(word_backend: list[WordBack
 
 
 def test_judge_errors_fail_closed(word_backend: list[WordBackend]) -> None:
-    result, exc = invoke([str(DATA / "attributionbench_tiny.jsonl"), "--backend", "judge",
-                          "--json"])  # fmt: skip
+    result, exc = invoke(
+        [str(DATA / "attributionbench_tiny.jsonl"), "--backend", "judge", "--json"]
+    )
     assert exc is None
     metrics_ = json.loads(result.stdout)["metrics"]
     assert metrics_["judgement_errors"] == 1
@@ -460,18 +514,21 @@ def test_bad_arguments_are_input_errors(
 
 
 def test_exit_codes_through_the_cli_main(
-    word_backend: list[WordBackend], monkeypatch: pytest.MonkeyPatch,
+    word_backend: list[WordBackend],
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     from quotebound import cli as cli_module
 
     monkeypatch.setitem(cli_module.cli.commands, "eval", eval_cmd)
     path = str(DATA / "attributionbench_tiny.jsonl")
     codes = {}
-    for name, args in {"ok": [path, "--json"],
-                       "gate": [path, "--json", "--fail-under", "accuracy=0.9"],
-                       "bad": [path, "--fail-under", "accuracy"],
-                       "usage": [path, "--limit", "0"]}.items():  # fmt: skip
+    for name, args in {
+        "ok": [path, "--json"],
+        "gate": [path, "--json", "--fail-under", "accuracy=0.9"],
+        "bad": [path, "--fail-under", "accuracy"],
+        "usage": [path, "--limit", "0"],
+    }.items():
         with pytest.raises(SystemExit) as stop:
             cli_module.main(["eval", *args])
         codes[name] = stop.value.code
@@ -503,8 +560,16 @@ def test_eval_own_format_by_hand(word_backend: list[WordBackend]) -> None:
 
 def test_eval_own_format_without_backend(word_backend: list[WordBackend], tmp_path: Path) -> None:
     report = tmp_path / "answers.html"
-    result, exc = invoke([str(DATA / "quotebound_tiny.jsonl"), "--backend", "none", "--json",
-                          "--report", str(report)])  # fmt: skip
+    result, exc = invoke(
+        [
+            str(DATA / "quotebound_tiny.jsonl"),
+            "--backend",
+            "none",
+            "--json",
+            "--report",
+            str(report),
+        ]
+    )
     assert exc is None and not word_backend
     summary = json.loads(result.stdout)
     assert summary["backend"] is None and "citation_recall" not in summary["flat"]
@@ -513,8 +578,9 @@ def test_eval_own_format_without_backend(word_backend: list[WordBackend], tmp_pa
     assert "data:image/png;base64," in page and "missed abstention rate" in page
 
 
-def test_labels_must_match_the_parsed_claims(tmp_path: Path,
-                                             word_backend: list[WordBackend]) -> None:  # fmt: skip
+def test_labels_must_match_the_parsed_claims(
+    tmp_path: Path, word_backend: list[WordBackend]
+) -> None:
     row = json.loads((DATA / "quotebound_tiny.jsonl").read_text().splitlines()[1])
     row["labels"]["claims"] = row["labels"]["claims"][:1]
     path = tmp_path / "mine.jsonl"
@@ -545,13 +611,19 @@ def test_parse_gates() -> None:
 
 # --- traces: evaluation and the review sample ----------------------------------------------
 
-SOURCES = (Source("S1", "Employees receive 14 weeks of paid parental leave after one year."),
-           Source("S2", "Contractors are not eligible for paid parental leave."))  # fmt: skip
+SOURCES = (
+    Source("S1", "Employees receive 14 weeks of paid parental leave after one year."),
+    Source("S2", "Contractors are not eligible for paid parental leave."),
+)
 
 
 def _output(*claims: tuple[str, str, str]) -> str:
-    return json.dumps({"answerable": True, "claims": [
-        {"text": t, "citations": [{"source": s, "quote": q}]} for t, s, q in claims]})  # fmt: skip
+    return json.dumps(
+        {
+            "answerable": True,
+            "claims": [{"text": t, "citations": [{"source": s, "quote": q}]} for t, s, q in claims],
+        }
+    )
 
 
 GOOD = ("Employees get 14 weeks.", "S1", "Employees receive 14 weeks of paid parental leave")
@@ -571,10 +643,13 @@ def _write_traces(url: str, plan: list[str]) -> list[str]:
             output = KINDS_OF_TRACE[kind]
             verdict = verify(ws, output, "json")
             trace = TraceRecord(
-                question=f"question {n} <i>", sources=tuple(TraceSource.of(s) for s in SOURCES),
-                attempts=(TraceAttempt(output, verdict.to_dict()),), status=kind,
-                counts={"served_attempt": 1}, created_at=f"2026-11-29T10:{n:02d}:00.000+00:00",
-            )  # fmt: skip
+                question=f"question {n} <i>",
+                sources=tuple(TraceSource.of(s) for s in SOURCES),
+                attempts=(TraceAttempt(output, verdict.to_dict()),),
+                status=kind,
+                counts={"served_attempt": 1},
+                created_at=f"2026-11-29T10:{n:02d}:00.000+00:00",
+            )
             ids.append(store.write_trace(trace))
     return ids
 
@@ -617,8 +692,9 @@ def test_sample_export_roundtrips_as_a_dataset(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'traces.db'}"
     ids = _write_traces(url, PLAN)
     out = tmp_path / "review.jsonl"
-    result, exc = invoke(["--traces", "--store", url, "--sample", "4", "--out", str(out),
-                          "--seed", "2", "--json"])  # fmt: skip
+    result, exc = invoke(
+        ["--traces", "--store", url, "--sample", "4", "--out", str(out), "--seed", "2", "--json"]
+    )
     assert exc is None and result.return_value == 0, result.output
     info = json.loads(result.stdout)
     assert info["pool"] == 10 and info["drawn"] == 4
@@ -636,9 +712,11 @@ def test_sample_export_roundtrips_as_a_dataset(tmp_path: Path) -> None:
     assert reloaded.kind == "quotebound" and len(reloaded) == 4
     # quotebound sample is the command of its own; eval --traces --sample its older spelling
     own = tmp_path / "own.jsonl"
-    made = CliRunner().invoke(command.sample_cmd, ["4", "--store", url, "--out", str(own),
-                                                   "--seed", "2", "--json"],
-                              standalone_mode=False)  # fmt: skip
+    made = CliRunner().invoke(
+        command.sample_cmd,
+        ["4", "--store", url, "--out", str(own), "--seed", "2", "--json"],
+        standalone_mode=False,
+    )
     assert made.exception is None and made.return_value == 0, made.output
     assert json.loads(made.stdout) == {**info, "out": str(own)}
     assert own.read_text() == out.read_text()
@@ -691,13 +769,24 @@ def _write_error_traces(url: str) -> None:
                 created_at="2026-11-29T11:00:00.000+00:00",
             )
         )
-        store.write_trace(TraceRecord(
-            question="repair failed", sources=sources,
-            attempts=(TraceAttempt(bad, verify(ws, bad, "json").to_dict()),
-                      TraceAttempt(TIMEOUT)),
-            status="abstained", counts={"served_attempt": 1, "provider_errors": 1,
-                                        "kept_claims": 0, "abstained": 1},
-            created_at="2026-11-29T11:01:00.000+00:00"))  # fmt: skip
+        store.write_trace(
+            TraceRecord(
+                question="repair failed",
+                sources=sources,
+                attempts=(
+                    TraceAttempt(bad, verify(ws, bad, "json").to_dict()),
+                    TraceAttempt(TIMEOUT),
+                ),
+                status="abstained",
+                counts={
+                    "served_attempt": 1,
+                    "provider_errors": 1,
+                    "kept_claims": 0,
+                    "abstained": 1,
+                },
+                created_at="2026-11-29T11:01:00.000+00:00",
+            )
+        )
 
 
 def test_sample_leaves_out_provider_errors_and_the_review_file_evaluates(
@@ -707,8 +796,9 @@ def test_sample_leaves_out_provider_errors_and_the_review_file_evaluates(
     _write_traces(url, PLAN)
     _write_error_traces(url)
     out = tmp_path / "review.jsonl"
-    result, exc = invoke(["--traces", "--store", url, "--sample", "20", "--out", str(out),
-                          "--json"])  # fmt: skip
+    result, exc = invoke(
+        ["--traces", "--store", url, "--sample", "20", "--out", str(out), "--json"]
+    )
     assert exc is None, result.output
     info = json.loads(result.stdout)
     assert info["pool"] == 10 and info["drawn"] == 10 and info["provider_errors_left_out"] == 2
@@ -736,9 +826,14 @@ def test_provider_error_rows_count_as_provider_errors(
     tmp_path: Path, word_backend: list[WordBackend]
 ) -> None:
     rows = [json.loads(line) for line in (DATA / "quotebound_tiny.jsonl").read_text().splitlines()]
-    old_export = {**rows[0], "id": "pe1", "output": TIMEOUT, "format": "auto",
-                  "labels": {"answerable": True, "claims": []},
-                  "trace": {"id": "t1", "status": "provider_error"}}  # fmt: skip
+    old_export = {
+        **rows[0],
+        "id": "pe1",
+        "output": TIMEOUT,
+        "format": "auto",
+        "labels": {"answerable": True, "claims": []},
+        "trace": {"id": "t1", "status": "provider_error"},
+    }
     bare = {**rows[3], "id": "pe2", "output": TIMEOUT, "labels": {"answerable": False}}
     path = tmp_path / "errors.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in [*rows, old_export, bare]))
@@ -769,17 +864,36 @@ def test_repair_turn_provider_error_is_not_an_abstention(tmp_path: Path) -> None
 
 def test_citation_validity_is_id_and_span_only() -> None:
     sources = (Source("S1", "Employees receive 14 weeks of paid parental leave after one year."),)
-    output = json.dumps({"answerable": True, "claims": [
-        {"text": "Employees receive 14 weeks of leave.", "citations": [
-            {"source": "S1", "quote": "Employees receive 14 weeks of paid parental leave"}]},
-        # passes id and span, fails the number check
-        {"text": "Leave lasts 16 weeks.", "citations": [
-            {"source": "S1", "quote": "weeks of paid parental leave after one year"}]},
-        {"text": "Leave is paid.", "citations": [
-            {"source": "S1", "quote": "paid parental leave for everyone"}]},  # quote_not_found
-    ]})  # fmt: skip
-    example = own_example({"question": "q", "sources": [s.to_dict() for s in sources],
-                           "output": output}, "test")  # fmt: skip
+    output = json.dumps(
+        {
+            "answerable": True,
+            "claims": [
+                {
+                    "text": "Employees receive 14 weeks of leave.",
+                    "citations": [
+                        {
+                            "source": "S1",
+                            "quote": "Employees receive 14 weeks of paid parental leave",
+                        }
+                    ],
+                },
+                # passes id and span, fails the number check
+                {
+                    "text": "Leave lasts 16 weeks.",
+                    "citations": [
+                        {"source": "S1", "quote": "weeks of paid parental leave after one year"}
+                    ],
+                },
+                {
+                    "text": "Leave is paid.",
+                    "citations": [{"source": "S1", "quote": "paid parental leave for everyone"}],
+                },  # quote_not_found
+            ],
+        }
+    )
+    example = own_example(
+        {"question": "q", "sources": [s.to_dict() for s in sources], "output": output}, "test"
+    )
     outcome = outcome_of_output(example)
     assert outcome.first is not None
     reasons = [c.reason for cl in outcome.first.claims for c in cl.citations]
@@ -790,17 +904,22 @@ def test_citation_validity_is_id_and_span_only() -> None:
     outcome.first = outcome.served = Verdict.from_dict(entailed)
     summary = answer_summary([outcome], None, seed=0)
     assert (summary["citation_validity"]["hits"], summary["citation_validity"]["n"]) == (2, 3)
-    assert (summary["citation_checks_passed"]["hits"],
-            summary["citation_checks_passed"]["n"]) == (0, 3)  # fmt: skip
+    assert (summary["citation_checks_passed"]["hits"], summary["citation_checks_passed"]["n"]) == (
+        0,
+        3,
+    )
     assert summary["served_citation_validity"]["hits"] == 2
 
 
 @pytest.mark.parametrize(
     ("rate", "complement"),
-    [("false_abstention_rate", "answered_when_answerable"),
-     ("missed_abstention_rate", "abstained_when_unanswerable"),
-     ("abstention_rate", "answer_rate"), ("repair_rate", "first_pass_rate")],
-)  # fmt: skip
+    [
+        ("false_abstention_rate", "answered_when_answerable"),
+        ("missed_abstention_rate", "abstained_when_unanswerable"),
+        ("abstention_rate", "answer_rate"),
+        ("repair_rate", "first_pass_rate"),
+    ],
+)
 def test_gates_on_lower_is_better_rates_are_refused(
     word_backend: list[WordBackend], rate: str, complement: str
 ) -> None:
@@ -812,8 +931,16 @@ def test_gates_on_lower_is_better_rates_are_refused(
 def test_complement_gates_pass_and_fail_on_their_values(word_backend: list[WordBackend]) -> None:
     path = str(DATA / "quotebound_tiny.jsonl")
     # answered_when_answerable = 1 - 1/3, answer_rate = 1 - 2/5
-    ok, exc = invoke([path, "--json", "--fail-under", "answered_when_answerable=0.66",
-                      "--fail-under", "answer_rate=0.6"])  # fmt: skip
+    ok, exc = invoke(
+        [
+            path,
+            "--json",
+            "--fail-under",
+            "answered_when_answerable=0.66",
+            "--fail-under",
+            "answer_rate=0.6",
+        ]
+    )
     assert exc is None and ok.return_value == 0, ok.output
     flat = json.loads(ok.stdout)["flat"]
     assert flat["answered_when_answerable"] == pytest.approx(2 / 3)
@@ -835,9 +962,11 @@ def _no_run(*args: Any, **kwargs: Any) -> Any:
     ],
 )
 def test_unmeasurable_gates_stop_before_running(
-    word_backend: list[WordBackend], monkeypatch: pytest.MonkeyPatch, args: list[str],
+    word_backend: list[WordBackend],
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
     message: str,
-) -> None:  # fmt: skip
+) -> None:
     monkeypatch.setattr(command, "_outcomes", _no_run)
     _, exc = invoke([str(DATA / "quotebound_tiny.jsonl"), *args])
     assert isinstance(exc, InputError) and message in str(exc), exc
@@ -849,8 +978,17 @@ def test_unmeasurable_gates_on_traces_stop_before_running(
     url = f"sqlite:///{tmp_path / 'traces.db'}"
     _write_traces(url, ["grounded"])
     monkeypatch.setattr(command, "_outcomes", _no_run)
-    _, exc = invoke(["--traces", "--store", url, "--backend", "none",
-                     "--fail-under", "answered_when_answerable=0.5"])  # fmt: skip
+    _, exc = invoke(
+        [
+            "--traces",
+            "--store",
+            url,
+            "--backend",
+            "none",
+            "--fail-under",
+            "answered_when_answerable=0.5",
+        ]
+    )
     assert isinstance(exc, InputError) and "no answerable example" in str(exc)
 
 
@@ -859,8 +997,16 @@ def test_a_gate_without_a_value_still_writes_report_and_json(
 ) -> None:
     report = tmp_path / "r.html"
     # the words backend never predicts contradicted: its precision has no value
-    result, exc = invoke([str(DATA / "quotebound_tiny.jsonl"), "--json", "--report", str(report),
-                          "--fail-under", "support_precision_contradicted=0.5"])  # fmt: skip
+    result, exc = invoke(
+        [
+            str(DATA / "quotebound_tiny.jsonl"),
+            "--json",
+            "--report",
+            str(report),
+            "--fail-under",
+            "support_precision_contradicted=0.5",
+        ]
+    )
     assert isinstance(exc, InputError) and exc.exit_code == 2
     assert "support_precision_contradicted has no value" in str(exc)
     summary = json.loads(result.stdout)
@@ -920,8 +1066,9 @@ def test_entailment_benchmark_gives_the_numbers_eval_gives(
     monkeypatch.setattr(bench, "make_backend", lambda name, model_path=None: WordBackend())
     monkeypatch.setitem(bench.FILES, "test", "attributionbench_tiny.jsonl")
     dataset = bench.load("test", DATA)
-    assert [p.quote for p in dataset.pairs] == [p.quote for p in load_dataset(
-        [DATA / "attributionbench_tiny.jsonl"]).pairs]  # fmt: skip
+    assert [p.quote for p in dataset.pairs] == [
+        p.quote for p in load_dataset([DATA / "attributionbench_tiny.jsonl"]).pairs
+    ]
     row = bench.run("heuristic", dataset, argparse.Namespace(model_path=None, seed=3))
     result, exc = invoke([str(DATA / "attributionbench_tiny.jsonl"), "--json", "--seed", "3"])
     flat = json.loads(result.stdout)["flat"]
@@ -938,20 +1085,36 @@ class _FakeJudgeAPI:
         import threading
 
         fake = self
-        self.labels = {"Neil": "supported", "Paris": "contradicted", "The bridge": "supported",
-                       "Water": "unrelated", "Cats": "not-a-label"}  # fmt: skip
+        self.labels = {
+            "Neil": "supported",
+            "Paris": "contradicted",
+            "The bridge": "supported",
+            "Water": "unrelated",
+            "Cats": "not-a-label",
+        }
         self.seen: list[dict[str, Any]] = []
         # what it answers a question with: one claim, quoting the first CLAPNQ passage
-        self.answer = {"answerable": True, "claims": [{
-            "text": "The bridge opened on 19 March 1932.", "citations": [{
-                "source": "S1", "quote": "The harbour bridge opened to traffic on 19 March 1932"
-            }]}]}  # fmt: skip
+        self.answer = {
+            "answerable": True,
+            "claims": [
+                {
+                    "text": "The bridge opened on 19 March 1932.",
+                    "citations": [
+                        {
+                            "source": "S1",
+                            "quote": "The harbour bridge opened to traffic on 19 March 1932",
+                        }
+                    ],
+                }
+            ],
+        }
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                fake.seen.append({"path": self.path, "auth": self.headers.get("Authorization"),
-                                  "body": body})  # fmt: skip
+                fake.seen.append(
+                    {"path": self.path, "auth": self.headers.get("Authorization"), "body": body}
+                )
                 asked = body["messages"][-1]["content"]
                 if "<sources>" in json.dumps(body["messages"]):  # asked to answer (CLAPNQ)
                     content = json.dumps(fake.answer)
@@ -959,9 +1122,19 @@ class _FakeJudgeAPI:
                     claim = json.loads(asked)["claim"]
                     label = next(v for k, v in fake.labels.items() if claim.startswith(k))
                     content = json.dumps({"label": label}) if "response_format" in body else label
-                reply = json.dumps({"id": "x", "model": body["model"], "choices": [
-                    {"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": content}}]}).encode()  # fmt: skip
+                reply = json.dumps(
+                    {
+                        "id": "x",
+                        "model": body["model"],
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": content},
+                            }
+                        ],
+                    }
+                ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(reply)))
@@ -984,10 +1157,22 @@ class _FakeJudgeAPI:
 def test_eval_judges_through_an_api_provider() -> None:
     api = _FakeJudgeAPI()
     try:
-        result, exc = invoke([str(DATA / "attributionbench_tiny.jsonl"), "--backend", "judge",
-                              "--provider", "openai", "--model", "judge-test",
-                              "--base-url", api.url, "--api-key", "sk-eval-SECRET",
-                              "--json"])  # fmt: skip
+        result, exc = invoke(
+            [
+                str(DATA / "attributionbench_tiny.jsonl"),
+                "--backend",
+                "judge",
+                "--provider",
+                "openai",
+                "--model",
+                "judge-test",
+                "--base-url",
+                api.url,
+                "--api-key",
+                "sk-eval-SECRET",
+                "--json",
+            ]
+        )
     finally:
         api.close()
     assert exc is None, result.output
@@ -1021,9 +1206,22 @@ def test_eval_clapnq_judge_answers_and_judges_with_one_provider(
     monkeypatch.setattr(command._Model, "make", make)
     api = _FakeJudgeAPI()
     try:
-        result, exc = invoke([str(DATA / "clapnq_tiny.jsonl"), "--backend", "judge",
-                              "--provider", "openai", "--model", "judge-test",
-                              "--base-url", api.url, "--api-key", "sk-x", "--json"])  # fmt: skip
+        result, exc = invoke(
+            [
+                str(DATA / "clapnq_tiny.jsonl"),
+                "--backend",
+                "judge",
+                "--provider",
+                "openai",
+                "--model",
+                "judge-test",
+                "--base-url",
+                api.url,
+                "--api-key",
+                "sk-x",
+                "--json",
+            ]
+        )
     finally:
         api.close()
     assert exc is None, result.output
@@ -1038,8 +1236,9 @@ def test_eval_clapnq_judge_answers_and_judges_with_one_provider(
 @pytest.mark.parametrize("option", ["--nli-model", "--model-path"])
 def test_eval_nli_model_option_and_its_older_name(option: str, tmp_path: Path) -> None:
     missing = tmp_path / "no-such-model"
-    _, exc = invoke([str(DATA / "attributionbench_tiny.jsonl"), "--backend", "nli",
-                     option, str(missing)])  # fmt: skip
+    _, exc = invoke(
+        [str(DATA / "attributionbench_tiny.jsonl"), "--backend", "nli", option, str(missing)]
+    )
     assert isinstance(exc, EntailmentError) and str(missing) in str(exc)
 
 

@@ -594,8 +594,9 @@ def test_chunks_break_at_page_starts_where_a_sentence_ends() -> None:
     second = "Mileage is reimbursed at 58 cents per mile."
     text = f"{first}\n\n{second}"
     at = len(first) + 2
-    doc = LoadedDocument("p.pdf", text, "application/pdf",
-                         pages=(Page(1, 0, len(first)), Page(2, at, len(text))))  # fmt: skip
+    doc = LoadedDocument(
+        "p.pdf", text, "application/pdf", pages=(Page(1, 0, len(first)), Page(2, at, len(text)))
+    )
     chunks = chunk_document(doc, max_chars=1200, min_chars=10)
     assert [c.pages for c in chunks] == [(1,), (2,)]
     assert chunks[1].text == second

@@ -90,8 +90,12 @@ def test_real_local_model_answers_under_the_contract(
     chunks = [Chunk(text[: first - 2], 0, first - 2), Chunk(text[first:], first, len(text))]
     with open_store(f"sqlite:///{tmp_path / 'qb.db'}") as store:
         store.ingest("hr", doc, chunks)
-        answer = ask("How many weeks of parental leave do employees get?", store, small_model,
-                     AskOptions(max_tokens=400))  # fmt: skip
+        answer = ask(
+            "How many weeks of parental leave do employees get?",
+            store,
+            small_model,
+            AskOptions(max_tokens=400),
+        )
         trace = store.get_trace(answer.trace_id or "")
     assert answer.status != "provider_error", answer.error
     first_verdict = trace.attempts[0].verdict or {}

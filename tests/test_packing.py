@@ -9,8 +9,17 @@ from quotebound.store import Hit, TraceSource
 
 def hit(n: int, text: str, key: str = "handbook:leave.txt", **kw: object) -> Hit:
     start = kw.pop("start", n * 100)
-    return Hit(key=key, version=1, text=text, hash=f"h{n}", start=start, end=start + len(text),  # type: ignore[arg-type,operator]
-               score=10.0 - n, ordinal=n, **kw)  # type: ignore[arg-type]  # fmt: skip
+    return Hit(
+        key=key,
+        version=1,
+        text=text,
+        hash=f"h{n}",
+        start=start,
+        end=start + len(text),  # type: ignore[arg-type,operator]
+        score=10.0 - n,
+        ordinal=n,
+        **kw,
+    )  # type: ignore[arg-type]
 
 
 LEAVE = "Employees are entitled to 16 weeks of paid parental leave unless local law provides more."

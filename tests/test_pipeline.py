@@ -38,17 +38,20 @@ def _doc(name: str, *paras: str, pdf: bool = False) -> tuple[LoadedDocument, lis
         pages.append(Page(n, start, start + len(para)))
         at = start + len(para)
     media = "application/pdf" if pdf else "text/html"
-    return LoadedDocument(name, text, media, title=name.split(".")[0].title(),
-                          pages=tuple(pages) if pdf else ()), chunks  # fmt: skip
+    return LoadedDocument(
+        name, text, media, title=name.split(".")[0].title(), pages=tuple(pages) if pdf else ()
+    ), chunks
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
     with open_store(f"sqlite:///{tmp_path / 'qb.db'}") as opened:
-        opened.ingest("hr", *_doc("leave.pdf", LEAVE, GERMANY, pdf=True),
-                      url="https://hr.example/leave.pdf")  # fmt: skip
-        opened.ingest("hr", *_doc("contractors.html", CONTRACTORS),
-                      url="https://hr.example/contractors.html")  # fmt: skip
+        opened.ingest(
+            "hr", *_doc("leave.pdf", LEAVE, GERMANY, pdf=True), url="https://hr.example/leave.pdf"
+        )
+        opened.ingest(
+            "hr", *_doc("contractors.html", CONTRACTORS), url="https://hr.example/contractors.html"
+        )
         for n, para in enumerate(FILLER):
             opened.ingest("hr", *_doc(f"other{n}.txt", para))
         yield opened
@@ -60,10 +63,13 @@ def sid_of(provider: ScriptedProvider, text: str) -> str:
 
 
 def answer_json(*claims: tuple[str, str, str], answerable: bool = True, missing: str = "") -> str:
-    return json.dumps({
-        "answerable": answerable, "missing": missing,
-        "claims": [{"text": t, "citations": [{"source": s, "quote": q}]} for t, s, q in claims],
-    })  # fmt: skip
+    return json.dumps(
+        {
+            "answerable": answerable,
+            "missing": missing,
+            "claims": [{"text": t, "citations": [{"source": s, "quote": q}]} for t, s, q in claims],
+        }
+    )
 
 
 QUESTION = "How many weeks of parental leave do employees get in Germany?"
@@ -78,12 +84,23 @@ def _scripted_for(store: Store, make: list) -> ScriptedProvider:  # type: ignore
 
 
 def test_valid_first_time(store: Store) -> None:
-    provider = _scripted_for(store, [lambda ids: answer_json(
-        ("Employees get 16 weeks of paid parental leave.", ids[LEAVE],
-         "entitled to 16 weeks of paid parental leave"),
-        ("In Germany pay is topped up to full salary for the first 14 weeks.", ids[GERMANY],
-         "to full salary for the first 14 weeks"),
-    )])  # fmt: skip
+    provider = _scripted_for(
+        store,
+        [
+            lambda ids: answer_json(
+                (
+                    "Employees get 16 weeks of paid parental leave.",
+                    ids[LEAVE],
+                    "entitled to 16 weeks of paid parental leave",
+                ),
+                (
+                    "In Germany pay is topped up to full salary for the first 14 weeks.",
+                    ids[GERMANY],
+                    "to full salary for the first 14 weeks",
+                ),
+            )
+        ],
+    )
     answer = ask(QUESTION, store, provider)
     assert answer.status == "grounded" and not answer.repaired
     assert [c.cards for c in answer.claims] == [(1,), (1,)]  # one card per document
@@ -124,10 +141,13 @@ def test_repaired_after_naming_the_failure(store: Store) -> None:
 
 def test_partially_dropped_after_repair(store: Store) -> None:
     bad = lambda ids: answer_json(  # noqa: E731
-        ("Employees get 16 weeks of paid parental leave.", ids[LEAVE],
-         "entitled to 16 weeks of paid parental leave"),
+        (
+            "Employees get 16 weeks of paid parental leave.",
+            ids[LEAVE],
+            "entitled to 16 weeks of paid parental leave",
+        ),
         ("Germany pays 20 weeks.", ids[GERMANY], "to full salary for the first 20 weeks"),
-    )  # fmt: skip
+    )
     provider = _scripted_for(store, [bad, bad])
     answer = ask(QUESTION, store, provider)
     assert answer.status == "partial" and answer.repaired
@@ -169,14 +189,20 @@ def test_provider_error_is_a_status_and_the_trace_is_kept(store: Store) -> None:
 
 
 def test_provider_error_on_repair_keeps_the_first_verdict(store: Store) -> None:
-    provider = _scripted_for(store, [
-        lambda ids: answer_json(
-            ("Employees get 16 weeks of paid parental leave.", ids[LEAVE],
-             "entitled to 16 weeks of paid parental leave"),
-            ("Germany pays 20 weeks.", ids[GERMANY], "for the first 20 weeks"),
-        ),
-        ProviderError("http_error", "HTTP 503"),
-    ])  # fmt: skip
+    provider = _scripted_for(
+        store,
+        [
+            lambda ids: answer_json(
+                (
+                    "Employees get 16 weeks of paid parental leave.",
+                    ids[LEAVE],
+                    "entitled to 16 weeks of paid parental leave",
+                ),
+                ("Germany pays 20 weeks.", ids[GERMANY], "for the first 20 weeks"),
+            ),
+            ProviderError("http_error", "HTTP 503"),
+        ],
+    )
     answer = ask(QUESTION, store, provider)
     assert answer.status == "partial" and len(answer.claims) == 1
     assert answer.error == "http_error: HTTP 503"
@@ -191,14 +217,19 @@ def test_nothing_retrieved_abstains_without_a_model_call(store: Store) -> None:
 
 
 def test_acl_and_corpus_reach_the_working_set(store: Store, tmp_path: Path) -> None:
-    store.ingest("secret", *_doc("exec.txt", "Executives get 52 weeks of parental leave."),
-                 acl=["exec"])  # fmt: skip
+    store.ingest(
+        "secret", *_doc("exec.txt", "Executives get 52 weeks of parental leave."), acl=["exec"]
+    )
     provider = ScriptedProvider(["{}", "{}"])
     ask("parental leave weeks executives", store, provider, AskOptions(groups=["staff"]))
     assert all("52" not in s.text for s in provider.requests[0].working_set)
     provider = ScriptedProvider(["{}", "{}"])
-    ask("parental leave weeks executives", store, provider, AskOptions(corpora=["secret"],
-        groups=["exec"]))  # fmt: skip
+    ask(
+        "parental leave weeks executives",
+        store,
+        provider,
+        AskOptions(corpora=["secret"], groups=["exec"]),
+    )
     assert [s.text for s in provider.requests[0].working_set] == [
         "Executives get 52 weeks of parental leave."
     ]
@@ -216,9 +247,17 @@ def test_html_cards_link_to_a_text_fragment(store: Store) -> None:
     provider = ScriptedProvider(["{}"])
     ask("contractors parental leave", store, provider)
     sid = sid_of(provider, CONTRACTORS)
-    provider = ScriptedProvider([answer_json(
-        ("Contractors get no company-paid parental leave.", sid,
-         "Contractors are not eligible for company-paid parental leave."))])  # fmt: skip
+    provider = ScriptedProvider(
+        [
+            answer_json(
+                (
+                    "Contractors get no company-paid parental leave.",
+                    sid,
+                    "Contractors are not eligible for company-paid parental leave.",
+                )
+            )
+        ]
+    )
     answer = ask("contractors parental leave", store, provider)
     [card] = answer.cards
     link = card.quotes[0].link or ""
@@ -236,10 +275,12 @@ def test_native_citation_provider_is_repaired_in_its_own_words(store: Store) -> 
     probe = ScriptedProvider(["{}", "{}"])
     ask(QUESTION, store, probe)
     gid = sid_of(probe, GERMANY)
-    provider = NativeScripted([
-        answer_json(("Germany pays 16 weeks.", gid, "to full salary for the first 16 weeks")),
-        answer_json(("Germany pays 14 weeks.", gid, "to full salary for the first 14 weeks")),
-    ])  # fmt: skip
+    provider = NativeScripted(
+        [
+            answer_json(("Germany pays 16 weeks.", gid, "to full salary for the first 16 weeks")),
+            answer_json(("Germany pays 14 weeks.", gid, "to full salary for the first 14 weeks")),
+        ]
+    )
     answer = ask(QUESTION, store, provider)
     assert answer.status == "grounded" and answer.repaired
     shown, request_again = provider.requests[1].messages[-2:]
@@ -256,7 +297,8 @@ def test_an_abstention_note_that_says_nothing_is_replaced(store: Store, note: st
 
 
 def test_an_abstention_note_with_content_is_kept(store: Store) -> None:
-    provider = ScriptedProvider([json.dumps({"answerable": False, "missing": "pension plans",
-                                             "claims": []})])  # fmt: skip
+    provider = ScriptedProvider(
+        [json.dumps({"answerable": False, "missing": "pension plans", "claims": []})]
+    )
     result = ask(QUESTION, store, provider)
     assert result.abstention is not None and result.abstention.missing == "pension plans"

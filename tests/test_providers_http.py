@@ -595,9 +595,12 @@ def test_openai_from_env_explicit_arguments_win(monkeypatch: pytest.MonkeyPatch)
     reply = chat_reply(claims_json(LEAVE))
     handler = expecting("http://arg.test/v1/chat/completions", "authorization", "Bearer arg", reply)
     provider = OpenAIProvider.from_env(
-        "m", base_url="http://arg.test/v1", api_key="arg", json_schema=False,
+        "m",
+        base_url="http://arg.test/v1",
+        api_key="arg",
+        json_schema=False,
         transport=httpx.MockTransport(handler),
-    )  # fmt: skip
+    )
     assert not provider.capabilities.json_schema
     ask(provider)
 

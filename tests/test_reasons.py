@@ -21,18 +21,27 @@ def test_every_citation_reason_has_one_stage() -> None:
     assert set(REASON_STAGES.values()) == set(STAGES)
     assert reasons_of(*STAGES) == frozenset(CITATION_REASONS)
     assert {
-        "unknown_source", "cites_user_message", "quote_missing", "quote_too_short",
-        "quote_too_long", "quote_not_found", "quote_in_other_source",
-    } == ID_SPAN_FAILURES  # fmt: skip
+        "unknown_source",
+        "cites_user_message",
+        "quote_missing",
+        "quote_too_short",
+        "quote_too_long",
+        "quote_not_found",
+        "quote_in_other_source",
+    } == ID_SPAN_FAILURES
     assert reasons_of("support") == {
-        "identifier_not_in_source", "number_not_in_source", "quoted_text_not_in_source",
-    }  # fmt: skip
+        "identifier_not_in_source",
+        "number_not_in_source",
+        "quoted_text_not_in_source",
+    }
 
 
 def test_the_docs_table_of_stages_is_the_code_table() -> None:
     rows = re.findall(r"^\| `(\w+)` \| (.+) \|$", DOC.read_text(encoding="utf-8"), re.M)
     documented = {
-        code: stage for stage, codes in rows if stage in STAGES
+        code: stage
+        for stage, codes in rows
+        if stage in STAGES
         for code in re.findall(r"`(\w+)`", codes)
-    }  # fmt: skip
+    }
     assert documented == REASON_STAGES

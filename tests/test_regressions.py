@@ -41,8 +41,10 @@ LEAVE = "Employees are entitled to 16 weeks of paid parental leave unless local 
 
 def test_lone_surrogates_never_crash_verify_or_ask(tmp_path: Path) -> None:
     ws = WorkingSet([Source("S1", LEAVE)])
-    raw = ('{"answerable": true, "claims": [{"text": "16 weeks \\ud800", "citations": '
-           '[{"source": "S1", "quote": "entitled to 16 weeks of paid"}]}]}')  # fmt: skip
+    raw = (
+        '{"answerable": true, "claims": [{"text": "16 weeks \\ud800", "citations": '
+        '[{"source": "S1", "quote": "entitled to 16 weeks of paid"}]}]}'
+    )
     assert verify(ws, raw).status == "grounded"
     assert verify(ws, "Employees get 16 weeks \ud800 [1].").status == "grounded"
     with open_store(_store(tmp_path, LEAVE)) as store:
@@ -52,8 +54,9 @@ def test_lone_surrogates_never_crash_verify_or_ask(tmp_path: Path) -> None:
 
 def test_fixed_format_providers_are_verified_in_their_own_format(tmp_path: Path) -> None:
     with open_store(_store(tmp_path, LEAVE)) as store:
-        answer = ask("weeks of parental leave", store, ExtractiveProvider(),
-                     AskOptions(format="inline"))  # fmt: skip
+        answer = ask(
+            "weeks of parental leave", store, ExtractiveProvider(), AskOptions(format="inline")
+        )
     assert answer.status == "grounded" and not answer.repaired
 
 
@@ -107,20 +110,27 @@ def test_trace_marks_the_quotes_of_the_answer_that_was_served(
         def claim(text: str, sid: str, quote: str) -> dict[str, object]:
             return {"text": text, "citations": [{"source": sid, "quote": quote}]}
 
-        first = {"answerable": True, "claims": [
-            claim("Employees get 16 weeks.", ids[LEAVE], "entitled to 16 weeks of paid"),
-            claim("Managers approve in 5 days.", ids[second], "within 5 working days of"),
-            claim("Germany pays 20 weeks.", ids[LEAVE], "for the first 20 weeks"),
-        ]}  # fmt: skip
-        worse = {"answerable": True, "claims": [
-            claim("Managers approve leave.", ids[second], "Managers approve leave requests"),
-            claim("Germany pays 20 weeks.", ids[LEAVE], "for the first 20 weeks"),
-        ]}  # fmt: skip
+        first = {
+            "answerable": True,
+            "claims": [
+                claim("Employees get 16 weeks.", ids[LEAVE], "entitled to 16 weeks of paid"),
+                claim("Managers approve in 5 days.", ids[second], "within 5 working days of"),
+                claim("Germany pays 20 weeks.", ids[LEAVE], "for the first 20 weeks"),
+            ],
+        }
+        worse = {
+            "answerable": True,
+            "claims": [
+                claim("Managers approve leave.", ids[second], "Managers approve leave requests"),
+                claim("Germany pays 20 weeks.", ids[LEAVE], "for the first 20 weeks"),
+            ],
+        }
         provider = ScriptedProvider([json.dumps(first), json.dumps(worse)])
         answer = ask("parental leave weeks managers approve", store, provider)
     assert answer.status == "partial" and len(answer.claims) == 2  # the first verdict served
-    rc, out, _ = run(["trace", answer.trace_id or "", "--citation", ids[second], "--store", url],
-                     capsys)  # fmt: skip
+    rc, out, _ = run(
+        ["trace", answer.trace_id or "", "--citation", ids[second], "--store", url], capsys
+    )
     assert rc == 0 and ">>>within 5 working days of<<<" in out
     assert ">>>Managers approve leave requests<<<" not in out
 
@@ -133,7 +143,8 @@ def test_quote_word_count_is_one_rule_for_verifier_schema_and_extractive(tmp_pat
     text = "Leave – 16 weeks. Parental leave lasts sixteen weeks in total."
     ws = WorkingSet([Source("S1", text)])
     quotes = answer_schema(ws)["properties"]["claims"]["items"]["properties"]["citations"]["items"][
-        "anyOf"][0]["properties"]["quote"]["enum"]  # fmt: skip
+        "anyOf"
+    ][0]["properties"]["quote"]["enum"]
     # "Leave – 16 weeks." counts 3 words for the verifier, so the schema must not offer it
     assert quotes == ["Parental leave lasts sixteen weeks in total."]
     with open_store(_store(tmp_path, text)) as store:

@@ -96,9 +96,14 @@ def test_page_is_served_with_a_strict_content_security_policy(env: Env) -> None:
 def test_openapi_describes_every_endpoint(env: Env) -> None:
     spec = env.call("GET", "/openapi.json").json()
     assert set(spec["paths"]) >= {
-        "/v1/verify", "/v1/ask", "/v1/traces", "/v1/traces/{trace_id}",
-        "/v1/traces/{trace_id}/sources/{sid}", "/v1/whoami", "/healthz",
-    }  # fmt: skip
+        "/v1/verify",
+        "/v1/ask",
+        "/v1/traces",
+        "/v1/traces/{trace_id}",
+        "/v1/traces/{trace_id}/sources/{sid}",
+        "/v1/whoami",
+        "/healthz",
+    }
     assert "VerifyIn" in spec["components"]["schemas"]
     assert env.call("GET", "/healthz").json()["ok"] is True
 
@@ -120,8 +125,12 @@ def test_openapi_describes_every_endpoint(env: Env) -> None:
 )
 def test_requests_without_a_valid_key_are_refused(env: Env, header: str | None) -> None:
     headers = {} if header is None else {"Authorization": header}
-    for method, path in [("GET", "/v1/whoami"), ("GET", "/v1/traces"),
-                         ("POST", "/v1/verify"), ("POST", "/v1/ask")]:  # fmt: skip
+    for method, path in [
+        ("GET", "/v1/whoami"),
+        ("GET", "/v1/traces"),
+        ("POST", "/v1/verify"),
+        ("POST", "/v1/ask"),
+    ]:
         r = env.call(method, path, headers=headers, json={})
         error_of(r, 401, "unauthorized")
         assert r.headers["www-authenticate"] == "Bearer"
@@ -147,20 +156,36 @@ def test_verify_returns_the_same_verdict_as_the_library_and_cli(env: Env) -> Non
         ws = WorkingSet(Source(**s) for s in sources)
         assert r.json() == verify(ws, output).to_dict()
     statuses = {
-        name: env.call("POST", "/v1/verify", env.alice, json={
-            "sources": sources, "output": (EXAMPLES / name).read_text()}).json()["status"]
+        name: env.call(
+            "POST",
+            "/v1/verify",
+            env.alice,
+            json={"sources": sources, "output": (EXAMPLES / name).read_text()},
+        ).json()["status"]
         for name in ("grounded.json", "partial.json", "abstained.txt")
-    }  # fmt: skip
-    assert statuses == {"grounded.json": "grounded", "partial.json": "partial",
-                        "abstained.txt": "abstained"}  # fmt: skip
+    }
+    assert statuses == {
+        "grounded.json": "grounded",
+        "partial.json": "partial",
+        "abstained.txt": "abstained",
+    }
 
 
 def test_verify_applies_the_policy_given(env: Env) -> None:
     body = {
         "sources": [{"id": "S1", "text": LEAVE}],
-        "output": json.dumps({"answerable": True, "claims": [{"text": "16 weeks of leave.",
-                              "citations": [{"source": "S1", "quote": "16 weeks of"}]}]}),
-    }  # fmt: skip
+        "output": json.dumps(
+            {
+                "answerable": True,
+                "claims": [
+                    {
+                        "text": "16 weeks of leave.",
+                        "citations": [{"source": "S1", "quote": "16 weeks of"}],
+                    }
+                ],
+            }
+        ),
+    }
     assert env.call("POST", "/v1/verify", env.alice, json=body).json()["status"] == "ungrounded"
     body["policy"] = {"min_quote_words": 3}
     assert env.call("POST", "/v1/verify", env.alice, json=body).json()["status"] == "grounded"
@@ -197,8 +222,13 @@ def test_verify_applies_the_policy_given(env: Env) -> None:
 def test_malformed_verify_bodies_get_a_clear_4xx(
     env: Env, content: bytes, status: int, code: str, says: str
 ) -> None:
-    r = env.call("POST", "/v1/verify", env.alice, content=content,
-                 headers={"Content-Type": "application/json"})  # fmt: skip
+    r = env.call(
+        "POST",
+        "/v1/verify",
+        env.alice,
+        content=content,
+        headers={"Content-Type": "application/json"},
+    )
     assert says in error_of(r, status, code)
 
 
@@ -212,12 +242,18 @@ def test_oversized_bodies_are_refused_before_parsing(env: Env) -> None:
             yield b"y" * 1000
         yield b'"}], "output": "x"}'
 
-    r = env.call("POST", "/v1/verify", env.alice, content=chunks(),
-                 headers={"Content-Type": "application/json"})  # fmt: skip
+    r = env.call(
+        "POST",
+        "/v1/verify",
+        env.alice,
+        content=chunks(),
+        headers={"Content-Type": "application/json"},
+    )
     error_of(r, 413, "too_large")
     many = {"sources": [{"id": f"S{n}", "text": "t"} for n in range(51)], "output": "x"}
-    assert "50 sources" in error_of(env.call("POST", "/v1/verify", env.alice, json=many), 413,
-                                    "too_large")  # fmt: skip
+    assert "50 sources" in error_of(
+        env.call("POST", "/v1/verify", env.alice, json=many), 413, "too_large"
+    )
 
 
 def test_unknown_endpoints_and_methods_are_json_errors(env: Env) -> None:
@@ -306,8 +342,9 @@ def test_history_lists_only_the_callers_answers_newest_first(env: Env) -> None:
     ],
 )
 def test_malformed_ask_bodies_get_422(env: Env, body: dict[str, Any], says: str) -> None:
-    assert says in error_of(env.call("POST", "/v1/ask", env.alice, json=body), 422,
-                            "invalid_request")  # fmt: skip
+    assert says in error_of(
+        env.call("POST", "/v1/ask", env.alice, json=body), 422, "invalid_request"
+    )
 
 
 # -- streaming ---------------------------------------------------------------------------
@@ -327,23 +364,38 @@ def scripted_env(tmp_path: Path, outputs: list[Any]) -> Env:
 
 
 def answer_json(*claims: tuple[str, str, str]) -> str:
-    return json.dumps({"answerable": True, "claims": [
-        {"text": t, "citations": [{"source": s, "quote": q}]} for t, s, q in claims]})  # fmt: skip
+    return json.dumps(
+        {
+            "answerable": True,
+            "claims": [{"text": t, "citations": [{"source": s, "quote": q}]} for t, s, q in claims],
+        }
+    )
 
 
 def test_stream_sends_claims_only_after_verification(tmp_path: Path) -> None:
     good = ("Employees get 16 weeks of paid parental leave.", "S1", LEAVE)
     bad = ("Germany tops up to full salary for 20 weeks.", "S1", "tops up to full salary for 20")
     env = scripted_env(tmp_path, [answer_json(good, bad), answer_json(good, bad)])
-    r = env.call("POST", "/v1/ask", env.alice, json={"question": "parental leave weeks Germany",
-                                                      "stream": True})  # fmt: skip
+    r = env.call(
+        "POST",
+        "/v1/ask",
+        env.alice,
+        json={"question": "parental leave weeks Germany", "stream": True},
+    )
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
     seq = events(r.text)
     kinds = [k for k, _ in seq]
     assert kinds[-1] == "answer" and kinds.count("answer") == 1
     stages = [d["stage"] for k, d in seq if k == "progress"]
-    assert stages == ["searching", "retrieved", "generating", "verified", "repairing",
-                      "generating", "verified"]  # fmt: skip
+    assert stages == [
+        "searching",
+        "retrieved",
+        "generating",
+        "verified",
+        "repairing",
+        "generating",
+        "verified",
+    ]
     first_claim = kinds.index("claim")
     assert first_claim > max(i for i, (k, d) in enumerate(seq) if d.get("stage") == "verified")
     claims = [d for k, d in seq if k == "claim"]
@@ -355,8 +407,9 @@ def test_stream_sends_claims_only_after_verification(tmp_path: Path) -> None:
 
 def test_stream_of_an_unreadable_answer_sends_no_claim(tmp_path: Path) -> None:
     env = scripted_env(tmp_path, ['{"claims": [ {"text": "16 weeks', "not json either"])
-    r = env.call("POST", "/v1/ask", env.alice, json={"question": "parental leave weeks",
-                                                      "stream": True})  # fmt: skip
+    r = env.call(
+        "POST", "/v1/ask", env.alice, json={"question": "parental leave weeks", "stream": True}
+    )
     seq = events(r.text)
     assert "claim" not in [k for k, _ in seq]
     assert seq[-1][1]["status"] == "abstained"
@@ -375,8 +428,9 @@ def test_unexpected_failures_are_a_plain_500_and_provider_errors_a_status(tmp_pa
     r = env.call("POST", "/v1/ask", env.alice, json={"question": "parental leave weeks"})
     assert "server log" in error_of(r, 500, "internal")
     assert "secret internal detail" not in r.text
-    r = env.call("POST", "/v1/ask", env.alice, json={"question": "parental leave weeks",
-                                                      "stream": True})  # fmt: skip
+    r = env.call(
+        "POST", "/v1/ask", env.alice, json={"question": "parental leave weeks", "stream": True}
+    )
     kind, data = events(r.text)[-1]
     assert kind == "error" and data["code"] == "internal" and "server log" in data["message"]
     failing = scripted_env(tmp_path / "b", [ProviderError("timeout", "model timed out")])
@@ -398,23 +452,34 @@ def test_the_service_runs_on_postgresql_too(pg_url: str) -> None:
 # -- fuzz: any JSON body is answered with a verdict or a clear 4xx, never a 500 ---------------
 
 _json = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=40),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner,
-                                                                 max_size=4),
+    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=40),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4)
+    ),
     max_leaves=12,
-)  # fmt: skip
+)
 _source = st.fixed_dictionaries(
     {"id": st.text(max_size=6), "text": st.text(max_size=200)},
-    optional={"kind": st.sampled_from(["document", "tool", "user", "other"]),
-              "page": st.integers(-2, 5), "updated": st.text(max_size=12)},
-)  # fmt: skip
+    optional={
+        "kind": st.sampled_from(["document", "tool", "user", "other"]),
+        "page": st.integers(-2, 5),
+        "updated": st.text(max_size=12),
+    },
+)
 _body = st.fixed_dictionaries(
     {"sources": st.lists(_source, max_size=4), "output": st.text(max_size=300)},
-    optional={"format": st.sampled_from(["auto", "json", "inline", "evidence", "cites", "x"]),
-              "policy": st.fixed_dictionaries({}, optional={
-                  "min_quote_words": st.integers(-1, 50), "max_quote_words": st.integers(-1, 50),
-                  "sentinels": st.lists(st.text(max_size=10), max_size=2)})},
-)  # fmt: skip
+    optional={
+        "format": st.sampled_from(["auto", "json", "inline", "evidence", "cites", "x"]),
+        "policy": st.fixed_dictionaries(
+            {},
+            optional={
+                "min_quote_words": st.integers(-1, 50),
+                "max_quote_words": st.integers(-1, 50),
+                "sentinels": st.lists(st.text(max_size=10), max_size=2),
+            },
+        ),
+    },
+)
 
 
 @settings(max_examples=scaled(150))
@@ -441,18 +506,32 @@ def test_stored_urls_that_are_not_http_never_become_links(tmp_path: Path) -> Non
     env = Env(f"sqlite:///{tmp_path / 'qb.db'}")
     with open_store(env.url) as store:
         text = "The evil portal closes at nine in the evening daily."
-        store.ingest("evil", *doc("a.txt", text, title="Evil"),
-                     url="javascript:alert(document.domain)//")  # fmt: skip
+        store.ingest(
+            "evil", *doc("a.txt", text, title="Evil"), url="javascript:alert(document.domain)//"
+        )
     a = ask(env, "When does the evil portal close?", env.alice)
     assert a["status"] == "grounded"
     assert all(c["url"] is None and all(q["link"] is None for q in c["quotes"]) for c in a["cards"])
     sid = a["claims"][0]["cites"][0]["source"]
-    assert env.call("GET", f"/v1/traces/{a['trace_id']}/sources/{sid}", env.alice).json()[
-        "link"] is None  # fmt: skip
+    assert (
+        env.call("GET", f"/v1/traces/{a['trace_id']}/sources/{sid}", env.alice).json()["link"]
+        is None
+    )
     (tmp_path / "n.txt").write_text("A note.", encoding="utf-8")
     runner = CliRunner()
-    bad = runner.invoke(cli, ["ingest", str(tmp_path / "n.txt"), "--corpus", "x", "--url-prefix",
-                              "javascript:alert(1)//", "--store", env.url])  # fmt: skip
+    bad = runner.invoke(
+        cli,
+        [
+            "ingest",
+            str(tmp_path / "n.txt"),
+            "--corpus",
+            "x",
+            "--url-prefix",
+            "javascript:alert(1)//",
+            "--store",
+            env.url,
+        ],
+    )
     assert bad.exit_code != 0 and "http" in str(bad.exception or bad.output)
 
 
@@ -475,8 +554,9 @@ def test_nul_bytes_and_blank_questions_are_4xx_on_both_backends(store_url: str) 
     error_of(r, 422, "invalid_request")
     error_of(env.call("GET", "/v1/traces/ab%00cd", env.alice), 404, "not_found")
     a = ask(env, "How many weeks of parental leave?", env.alice)
-    error_of(env.call("GET", f"/v1/traces/{a['trace_id']}/sources/S1%00", env.alice), 404,
-             "not_found")  # fmt: skip
+    error_of(
+        env.call("GET", f"/v1/traces/{a['trace_id']}/sources/S1%00", env.alice), 404, "not_found"
+    )
 
 
 def test_a_provider_that_cannot_be_made_is_a_generic_503(tmp_path: Path) -> None:
@@ -517,17 +597,23 @@ def test_waiting_questions_never_block_other_endpoints_and_overflow_is_503(
     async def scenario() -> list[Any]:
         transport = httpx.ASGITransport(app=env.app, raise_app_exceptions=False)
         auth = {"Authorization": f"Bearer {env.alice}"}
-        async with httpx.AsyncClient(transport=transport, base_url="http://t", headers=auth,
-                                     timeout=60) as client:  # fmt: skip
-            asks = [asyncio.create_task(client.post("/v1/ask", json={"question": "leave weeks"}))
-                    for _ in range(3)]  # fmt: skip
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://t", headers=auth, timeout=60
+        ) as client:
+            asks = [
+                asyncio.create_task(client.post("/v1/ask", json={"question": "leave weeks"}))
+                for _ in range(3)
+            ]
             for _ in range(3000):  # until all three are admitted and waiting on the model
                 if gate.started.is_set() and env.app.state.admission.count == 3:
                     break
                 await asyncio.sleep(0.01)
             overflow = await client.post("/v1/ask", json={"question": "leave weeks"})
-            others = [await client.get("/v1/whoami"), await client.get("/v1/traces"),
-                      await client.get("/healthz")]  # fmt: skip
+            others = [
+                await client.get("/v1/whoami"),
+                await client.get("/v1/traces"),
+                await client.get("/healthz"),
+            ]
             still_waiting = not any(t.done() for t in asks)
             gate.open.set()
             answered = await asyncio.gather(*asks)
@@ -575,12 +661,21 @@ def test_a_client_that_leaves_mid_stream_still_frees_its_place_and_gets_traced(
                 gone.set()  # the client hangs up as soon as the headers arrive
 
         scope = {
-            "type": "http", "method": "POST", "path": "/v1/ask", "raw_path": b"/v1/ask",
-            "query_string": b"", "root_path": "", "scheme": "http", "http_version": "1.1",
-            "server": ("test", 80), "client": ("client", 1),
-            "headers": [(b"authorization", f"Bearer {env.alice}".encode()),
-                        (b"content-type", b"application/json")],
-        }  # fmt: skip
+            "type": "http",
+            "method": "POST",
+            "path": "/v1/ask",
+            "raw_path": b"/v1/ask",
+            "query_string": b"",
+            "root_path": "",
+            "scheme": "http",
+            "http_version": "1.1",
+            "server": ("test", 80),
+            "client": ("client", 1),
+            "headers": [
+                (b"authorization", f"Bearer {env.alice}".encode()),
+                (b"content-type", b"application/json"),
+            ],
+        }
         await app(scope, receive, send)
         return sent
 

@@ -13,15 +13,20 @@ from quotebound.entailment.tier import check_entailment
 from quotebound.errors import InputError
 from quotebound.verify import Verdict
 
-WS = WorkingSet([
-    Source("S1", "Employees are entitled to 16 weeks of paid parental leave."),
-    Source("S2", "Contractors are not eligible for company-paid parental leave."),
-])  # fmt: skip
+WS = WorkingSet(
+    [
+        Source("S1", "Employees are entitled to 16 weeks of paid parental leave."),
+        Source("S2", "Contractors are not eligible for company-paid parental leave."),
+    ]
+)
 OUTPUTS = [
-    ('{"answerable": true, "claims": [{"text": "Employees get 16 weeks.", "citations": '
-     '[{"source": "S1", "quote": "entitled to 16 weeks of paid parental leave"}, '
-     '{"source": "S9", "quote": "x"}]}, {"text": "Leave is 20 weeks.", "citations": '
-     '[{"source": "S1", "quote": "entitled to 16 weeks of paid"}]}], "missing": ""}', "json"),
+    (
+        '{"answerable": true, "claims": [{"text": "Employees get 16 weeks.", "citations": '
+        '[{"source": "S1", "quote": "entitled to 16 weeks of paid parental leave"}, '
+        '{"source": "S9", "quote": "x"}]}, {"text": "Leave is 20 weeks.", "citations": '
+        '[{"source": "S1", "quote": "entitled to 16 weeks of paid"}]}], "missing": ""}',
+        "json",
+    ),
     ("Employees get 16 weeks of leave [S1]. Contractors get none [2].", "inline"),
     ('{"answerable": false, "claims": [], "missing": "the pay rate"}', "json"),
     ("not json at all {", "json"),
@@ -63,12 +68,14 @@ def _stored() -> dict[str, Any]:
         (lambda d: d.update(status="fine"), "unknown status 'fine'"),
         (lambda d: d.update(claims={}), "claims must be a list"),
         (lambda d: d["claims"][0].update(kept="yes"), "claims[0]: kept must be a bool"),
-        (lambda d: d["claims"][1]["citations"][0].update(span=[1]),
-         "claims[1].citations[0]: span must be [start, end]"),
+        (
+            lambda d: d["claims"][1]["citations"][0].update(span=[1]),
+            "claims[1].citations[0]: span must be [start, end]",
+        ),
         (lambda d: d["claims"][0]["citations"].append(3), "citations[2] must be a JSON object"),
         (lambda d: d.update(tiers="code"), "tiers must be a list of strings"),
     ],
-)  # fmt: skip
+)
 def test_a_malformed_stored_verdict_is_a_clear_input_error(change: Any, message: str) -> None:
     data = _stored()
     change(data)

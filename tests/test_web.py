@@ -26,9 +26,14 @@ from serverkit import HOSTILE, doc, live_server
 CHROMIUM = "/usr/bin/chromium"
 HANDBOOK = Path(__file__).resolve().parent.parent / "examples" / "handbook"
 FLAGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +86,12 @@ def site(browser: Any, tmp_path: Path) -> Iterator[Site]:
         store.ingest("web", *doc("release.html", HOSTILE, title="<b>Release</b> notes"))
         for path, name in iter_files([HANDBOOK]):  # a real corpus through the real ingest path
             loaded = load_file(path, name)
-            store.ingest("handbook", loaded, chunk_document(loaded),
-                         url=f"https://handbook.northwind.example/{name}")  # fmt: skip
+            store.ingest(
+                "handbook",
+                loaded,
+                chunk_document(loaded),
+                url=f"https://handbook.northwind.example/{name}",
+            )
         secret = store.create_key(name="browser test")[1]
     app = create_app(ServerConfig(store_url=url, provider=ExtractiveProvider))
     context = browser.new_context(viewport={"width": 1280, "height": 800})
@@ -145,8 +154,7 @@ def test_a_hostile_source_renders_as_inert_text(site: Site) -> None:
     # ...so check the DOM: source text made no element anywhere, it is all text nodes
     claim = page.locator("#answer .claims .claim").first
     assert claim.locator("*").evaluate_all("els => els.map(e => e.tagName)") == ["BUTTON"]
-    assert page.locator("#panel-text *").evaluate_all("els => els.map(e => e.tagName)") == [
-        "MARK"]  # fmt: skip
+    assert page.locator("#panel-text *").evaluate_all("els => els.map(e => e.tagName)") == ["MARK"]
     assert page.locator("#panel-title *").count() == 0
     assert page.locator("#answer .cards b, #answer .cards script").count() == 0
     assert page.locator("script").count() == 1  # app.js, nothing from the source
@@ -208,15 +216,25 @@ def scripted_site(browser: Any, tmp_path: Path) -> Iterator[Site]:
     """One source with astral characters before two overlapping verified quotes."""
     url = f"sqlite:///{tmp_path / 'qb.db'}"
     with open_store(url) as store:
-        store.ingest("hr", *doc("leave.txt", EMOJI_DOC, title="Leave"),
-                     url="javascript:window.__pwned=3//")  # fmt: skip
+        store.ingest(
+            "hr", *doc("leave.txt", EMOJI_DOC, title="Leave"), url="javascript:window.__pwned=3//"
+        )
         secret = store.create_key()[1]
-    answer = json.dumps({"answerable": True, "claims": [
-        {"text": "Employees get 16 weeks of paid parental leave.",
-         "citations": [{"source": "S1", "quote": FIRST}]},
-        {"text": "Local law can give more than the 16 weeks.",
-         "citations": [{"source": "S1", "quote": SECOND}]},
-    ]})  # fmt: skip
+    answer = json.dumps(
+        {
+            "answerable": True,
+            "claims": [
+                {
+                    "text": "Employees get 16 weeks of paid parental leave.",
+                    "citations": [{"source": "S1", "quote": FIRST}],
+                },
+                {
+                    "text": "Local law can give more than the 16 weeks.",
+                    "citations": [{"source": "S1", "quote": SECOND}],
+                },
+            ],
+        }
+    )
     provider = ScriptedProvider([answer])
     app = create_app(ServerConfig(store_url=url, provider=lambda: provider))
     context = browser.new_context(viewport={"width": 1280, "height": 800})

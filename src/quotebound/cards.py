@@ -49,11 +49,16 @@ class Card:
             "url": self.url,
             "updated": self.updated,
             "quotes": [
-                {"source": q.source, "text": q.text, "span": list(q.span), "page": q.page,
-                 "link": q.link}
+                {
+                    "source": q.source,
+                    "text": q.text,
+                    "span": list(q.span),
+                    "page": q.page,
+                    "link": q.link,
+                }
                 for q in self.quotes
             ],
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +71,11 @@ class ClaimCite:
     span: tuple[int, int] | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"card": self.card, "source": self.source,
-                "span": list(self.span) if self.span else None}  # fmt: skip
+        return {
+            "card": self.card,
+            "source": self.source,
+            "span": list(self.span) if self.span else None,
+        }
 
 
 _CHUNK_SUFFIX = re.compile(r"#c\d+$")
@@ -116,19 +124,23 @@ def build_cards(verdict: Verdict, ws: WorkingSet) -> tuple[list[Card], list[tupl
                 numbers[doc] = len(numbers) + 1
                 firsts[doc] = src
                 quotes[doc] = []
-            if quote is not None and all(q.span != quote.span or q.source != quote.source
-                                         for q in quotes[doc]):  # fmt: skip
+            if quote is not None and all(
+                q.span != quote.span or q.source != quote.source for q in quotes[doc]
+            ):
                 quotes[doc].append(quote)
             mine.append(ClaimCite(numbers[doc], src.id, quote.span if quote else None))
         per_claim.append(tuple(mine))
     cards = [
         Card(
-            number=numbers[doc], document=doc, label=_label(firsts[doc]),
+            number=numbers[doc],
+            document=doc,
+            label=_label(firsts[doc]),
             url=_base_url(firsts[doc]),
-            updated=firsts[doc].updated, quotes=tuple(quotes[doc]),
+            updated=firsts[doc].updated,
+            quotes=tuple(quotes[doc]),
         )
         for doc in numbers
-    ]  # fmt: skip
+    ]
     return cards, per_claim
 
 

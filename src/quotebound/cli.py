@@ -118,14 +118,19 @@ _ENTAILMENT_CHOICES = click.Choice(["heuristic", "judge", "nli"])
 
 def _entailment_options(command: Any) -> Any:
     command = click.option(
-        "--nli-model", "--entailment-model", "entailment_model", type=click.Path(path_type=Path),
-        metavar="PATH", help="The local model directory of --entailment nli "
-        "(--entailment-model: its older name).",
-    )(command)  # fmt: skip
+        "--nli-model",
+        "--entailment-model",
+        "entailment_model",
+        type=click.Path(path_type=Path),
+        metavar="PATH",
+        help="The local model directory of --entailment nli (--entailment-model: its older name).",
+    )(command)
     return click.option(
-        "--entailment", type=_ENTAILMENT_CHOICES, default=None,
+        "--entailment",
+        type=_ENTAILMENT_CHOICES,
+        default=None,
         help="Also run the entailment tier with this backend (off by default).",
-    )(command)  # fmt: skip
+    )(command)
 
 
 _ENTAILMENT_FLAGS = ("--entailment", "--nli-model")
@@ -255,8 +260,9 @@ def ingest_cmd(
     skipped: list[dict[str, str]] = []
     with open_store(store_url) as store:
         show = not as_json and sys.stderr.isatty() and len(files) > 1
-        with click.progressbar(files, label="ingesting", file=sys.stderr, show_pos=True,
-                               hidden=not show) as bar:  # fmt: skip
+        with click.progressbar(
+            files, label="ingesting", file=sys.stderr, show_pos=True, hidden=not show
+        ) as bar:
             for path, name in bar:
                 try:
                     done.append(_ingest_one(store, options, path, name))
@@ -281,8 +287,10 @@ def _files_to_ingest(paths: tuple[Path, ...]) -> list[tuple[Path, str]]:
     names = [name for _, name in files]
     if len(set(names)) != len(names):
         twice = sorted({n for n in names if names.count(n) > 1})
-        raise InputError(f"two files would both be named {twice[0]!r} in the corpus: "
-                         "ingest their folder instead, so their paths tell them apart")  # fmt: skip
+        raise InputError(
+            f"two files would both be named {twice[0]!r} in the corpus: "
+            "ingest their folder instead, so their paths tell them apart"
+        )
     return files
 
 
@@ -307,9 +315,12 @@ def _ingest_one(store: Store, options: _IngestOptions, path: Path, name: str) ->
         options.corpus, doc, chunks, acl=options.acl, url=url, supersedes=options.supersedes
     )
     return {
-        "path": str(path), "key": result.key, "version": result.version,
-        "status": result.status, "chunks": result.chunks,
-    }  # fmt: skip
+        "path": str(path),
+        "key": result.key,
+        "version": result.version,
+        "status": result.status,
+        "chunks": result.chunks,
+    }
 
 
 @cli.command("search")
@@ -317,8 +328,13 @@ def _ingest_one(store: Store, options: _IngestOptions, path: Path, name: str) ->
 @click.option("--corpus", "corpora", multiple=True, metavar="NAME", help="Search only NAME.")
 @click.option("--acl", "groups", multiple=True, metavar="GROUP", help="Read as GROUP.")
 @click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
-@click.option("--budget", type=click.IntRange(1), default=DEFAULT_BUDGET_CHARS, show_default=True,
-              help="Packing budget in characters.")  # fmt: skip
+@click.option(
+    "--budget",
+    type=click.IntRange(1),
+    default=DEFAULT_BUDGET_CHARS,
+    show_default=True,
+    help="Packing budget in characters.",
+)
 @_store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def search_cmd(
@@ -356,11 +372,20 @@ def search_cmd(
 
 def _hit_dict(hit: Hit, packed_as: str | None) -> dict[str, Any]:
     return {
-        "chunk": chunk_key(hit), "key": hit.key, "version": hit.version, "score": hit.score,
-        "title": hit.title, "url": hit.url, "updated": hit.updated, "pages": list(hit.pages),
-        "section": hit.section, "start": hit.start, "end": hit.end, "text": hit.text,
+        "chunk": chunk_key(hit),
+        "key": hit.key,
+        "version": hit.version,
+        "score": hit.score,
+        "title": hit.title,
+        "url": hit.url,
+        "updated": hit.updated,
+        "pages": list(hit.pages),
+        "section": hit.section,
+        "start": hit.start,
+        "end": hit.end,
+        "text": hit.text,
         "packed_as": packed_as,
-    }  # fmt: skip
+    }
 
 
 @cli.command("trace")
@@ -418,16 +443,26 @@ def _trace_report(trace: TraceRecord) -> str:
 def _provider_options(command: Any) -> Any:
     """--provider, --model, --model-path, --base-url, --api-key: who writes answers."""
     options = [
-        click.option("--provider", type=click.Choice(PROVIDER_NAMES), default="local",
-                     show_default=True, help="Who writes the answers."),
+        click.option(
+            "--provider",
+            type=click.Choice(PROVIDER_NAMES),
+            default="local",
+            show_default=True,
+            help="Who writes the answers.",
+        ),
         click.option("--model", help="The model: an API model name, or a bundled local model."),
-        click.option("--model-path", type=click.Path(path_type=Path, dir_okay=False),
-                     help="A GGUF file for the local provider."),
-        click.option("--base-url", metavar="URL",
-                     help="The API base URL (OpenAI-compatible servers)."),
-        click.option("--api-key", metavar="KEY",
-                     help="The model API key (default: from the environment)."),
-    ]  # fmt: skip
+        click.option(
+            "--model-path",
+            type=click.Path(path_type=Path, dir_okay=False),
+            help="A GGUF file for the local provider.",
+        ),
+        click.option(
+            "--base-url", metavar="URL", help="The API base URL (OpenAI-compatible servers)."
+        ),
+        click.option(
+            "--api-key", metavar="KEY", help="The model API key (default: from the environment)."
+        ),
+    ]
     for option in reversed(options):
         command = option(command)
     return command
@@ -438,12 +473,28 @@ def _provider_options(command: Any) -> Any:
 @click.option("--corpus", "corpora", multiple=True, metavar="NAME", help="Search only NAME.")
 @click.option("--acl", "groups", multiple=True, metavar="GROUP", help="Read as GROUP.")
 @_provider_options
-@click.option("--format", "fmt", type=click.Choice(["json", "inline", "evidence"]),
-              default="json", show_default=True, help="The output contract.")  # fmt: skip
-@click.option("--limit", type=click.IntRange(1, 200), default=20, show_default=True,
-              help="Chunks to retrieve before packing.")  # fmt: skip
-@click.option("--budget", type=click.IntRange(1), default=DEFAULT_BUDGET_CHARS, show_default=True,
-              help="Packing budget in characters.")  # fmt: skip
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "inline", "evidence"]),
+    default="json",
+    show_default=True,
+    help="The output contract.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(1, 200),
+    default=20,
+    show_default=True,
+    help="Chunks to retrieve before packing.",
+)
+@click.option(
+    "--budget",
+    type=click.IntRange(1),
+    default=DEFAULT_BUDGET_CHARS,
+    show_default=True,
+    help="Packing budget in characters.",
+)
 @_entailment_options
 @_store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
@@ -473,8 +524,14 @@ def ask_cmd(
     try:
         # A judge runs on the provider that answers (no second copy of a local model).
         backend = make_entailment(entailment, entailment_model, chosen)
-        options = AskOptions(corpora=list(corpora) or None, groups=groups, format=fmt,
-                             limit=limit, budget_chars=budget, entailment=backend)  # fmt: skip
+        options = AskOptions(
+            corpora=list(corpora) or None,
+            groups=groups,
+            format=fmt,
+            limit=limit,
+            budget_chars=budget,
+            entailment=backend,
+        )
         with open_store(store_url) as store:
             answer = ask(question, store, chosen, options)
     finally:
@@ -517,10 +574,21 @@ def _answer_report(answer: Answer) -> str:
 @cli.command("check-support")
 @click.argument("claim")
 @click.option("--quote", required=True, help="The quote (or passage) offered as evidence.")
-@click.option("--backend", "backend_name", type=_ENTAILMENT_CHOICES, default="heuristic",
-              show_default=True, help="The entailment backend.")  # fmt: skip
-@click.option("--nli-model", "nli_model", type=click.Path(path_type=Path), metavar="PATH",
-              help="The local model directory of --backend nli.")  # fmt: skip
+@click.option(
+    "--backend",
+    "backend_name",
+    type=_ENTAILMENT_CHOICES,
+    default="heuristic",
+    show_default=True,
+    help="The entailment backend.",
+)
+@click.option(
+    "--nli-model",
+    "nli_model",
+    type=click.Path(path_type=Path),
+    metavar="PATH",
+    help="The local model directory of --backend nli.",
+)
 @_provider_options
 @click.option("--json", "as_json", is_flag=True, help="Print the judgement as JSON.")
 def check_support_cmd(
@@ -562,8 +630,13 @@ def check_support_cmd(
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
 @_provider_options
-@click.option("--max-body", type=click.IntRange(1024), default=1 << 20, show_default=True,
-              help="The largest request body accepted, in bytes.")  # fmt: skip
+@click.option(
+    "--max-body",
+    type=click.IntRange(1024),
+    default=1 << 20,
+    show_default=True,
+    help="The largest request body accepted, in bytes.",
+)
 @_store_option
 def serve_cmd(
     host: str,
@@ -602,8 +675,13 @@ def keys_group() -> None:
 
 
 @keys_group.command("create")
-@click.option("--acl", "groups", multiple=True, metavar="GROUP",
-              help="The key reads GROUP's documents (repeat; none: public only).")  # fmt: skip
+@click.option(
+    "--acl",
+    "groups",
+    multiple=True,
+    metavar="GROUP",
+    help="The key reads GROUP's documents (repeat; none: public only).",
+)
 @click.option("--name", help="A label for the key (who or what uses it).")
 @_store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the key as JSON.")
@@ -653,8 +731,13 @@ def keys_revoke_cmd(key_id: str, store_url: str | None, as_json: bool) -> int:
 
 
 def _key_dict(key: ApiKey) -> dict[str, Any]:
-    return {"id": key.id, "name": key.name, "groups": list(key.groups),
-            "created_at": key.created_at, "revoked_at": key.revoked_at}  # fmt: skip
+    return {
+        "id": key.id,
+        "name": key.name,
+        "groups": list(key.groups),
+        "created_at": key.created_at,
+        "revoked_at": key.revoked_at,
+    }
 
 
 def _register_eval() -> None:

@@ -124,9 +124,13 @@ def build_request(
     schema = answer_schema(ws, policy) if fmt == "json" and capabilities.json_schema else None
     return Request(
         messages=(Message("system", system_prompt(ws, fmt, policy)), Message("user", user)),
-        working_set=ws, format=fmt, question=question, schema=schema, max_tokens=max_tokens,
+        working_set=ws,
+        format=fmt,
+        question=question,
+        schema=schema,
+        max_tokens=max_tokens,
         policy=policy,
-    )  # fmt: skip
+    )
 
 
 def repair_request(
@@ -152,10 +156,15 @@ def repair_request(
     )
     messages = (*request.messages, Message("assistant", output), Message("user", ask))
     return Request(
-        messages=messages, working_set=request.working_set, format=request.format,
-        question=request.question, schema=request.schema, max_tokens=request.max_tokens,
-        temperature=request.temperature, policy=request.policy,
-    )  # fmt: skip
+        messages=messages,
+        working_set=request.working_set,
+        format=request.format,
+        question=request.question,
+        schema=request.schema,
+        max_tokens=request.max_tokens,
+        temperature=request.temperature,
+        policy=request.policy,
+    )
 
 
 def answer_schema(ws: WorkingSet, policy: Policy = DEFAULT_POLICY) -> dict[str, Any]:

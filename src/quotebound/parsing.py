@@ -148,11 +148,13 @@ _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 def _scrub_strings(obj: dict[str, Any]) -> dict[str, Any]:
     """A "\\ud800" escape decodes to a lone surrogate: never let one into a claim or quote."""
     return {
-        scrub(k): scrub(v) if isinstance(v, str)
-        else [scrub(x) if isinstance(x, str) else x for x in v] if isinstance(v, list)
+        scrub(k): scrub(v)
+        if isinstance(v, str)
+        else [scrub(x) if isinstance(x, str) else x for x in v]
+        if isinstance(v, list)
         else v
         for k, v in obj.items()
-    }  # fmt: skip
+    }
 
 
 # -- json -----------------------------------------------------------------------------------

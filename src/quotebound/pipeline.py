@@ -45,6 +45,14 @@ class Abstention:
     missing: str
     next_step: str
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "searched": list(self.searched),
+            "missing": self.missing,
+            "next_step": self.next_step,
+        }
+
 
 AnswerStatus = Literal["grounded", "partial", "abstained", "provider_error"]
 
@@ -74,10 +82,7 @@ class Answer:
                 for c in self.claims
             ],
             "cards": [c.to_dict() for c in self.cards],
-            "abstention": None if a is None else {
-                "question": a.question, "searched": list(a.searched), "missing": a.missing,
-                "next_step": a.next_step,
-            },
+            "abstention": None if a is None else a.to_dict(),
             "trace_id": self.trace_id,
             "model": self.model,
             "repaired": self.repaired,
@@ -85,7 +90,7 @@ class Answer:
             "verdicts": [v.to_dict() for v in self.verdicts],
             "counts": self.counts,
             "timings": self.timings,
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,12 +145,20 @@ def ask(
     budget = min(opts.budget_chars, provider.context_chars or opts.budget_chars)
     packed = pack(hits, budget_chars=budget)
     at = clock.lap("retrieve_ms", at)
-    tell("retrieved", {
-        "retrieved": len(hits), "packed": len(packed.working_set),
-        "documents": list(dict.fromkeys(s.title or document_of(s) for s in packed.working_set)),
-    })  # fmt: skip
+    tell(
+        "retrieved",
+        {
+            "retrieved": len(hits),
+            "packed": len(packed.working_set),
+            "documents": list(dict.fromkeys(s.title or document_of(s) for s in packed.working_set)),
+        },
+    )
     request = build_request(
-        question, packed.working_set, opts.format, provider.capabilities, opts.max_tokens,
+        question,
+        packed.working_set,
+        opts.format,
+        provider.capabilities,
+        opts.max_tokens,
         opts.policy,
     )
     attempts: list[TraceAttempt] = []
@@ -169,12 +182,18 @@ def ask(
         counts["served_attempt"] = verdicts.index(final) + 1
     clock.timings["total_ms"] = round((time.perf_counter() - clock.started) * 1000, 3)
     trace = TraceRecord(
-        question=question, sources=TraceSource.of_pack(packed), attempts=tuple(attempts),
-        prompt=_render(sent), model=provider.model,
-        corpus=",".join(opts.corpora) if opts.corpora else None, status=answer.status,
-        owner=opts.owner, timings=clock.timings, counts=counts,
+        question=question,
+        sources=TraceSource.of_pack(packed),
+        attempts=tuple(attempts),
+        prompt=_render(sent),
+        model=provider.model,
+        corpus=",".join(opts.corpora) if opts.corpora else None,
+        status=answer.status,
+        owner=opts.owner,
+        timings=clock.timings,
+        counts=counts,
         retrieved=tuple(chunk_key(h) for h in hits),
-    )  # fmt: skip
+    )
     store.write_trace(trace)
     return _with(answer, trace_id=trace.id, counts=counts, timings=clock.timings)
 
@@ -208,10 +227,15 @@ def _attempt(
         clock.lap("entailment_ms", at)
     attempts.append(TraceAttempt(text, verdict.to_dict()))
     verdicts.append(verdict)
-    tell("verified", {
-        "attempt": len(attempts), "status": verdict.status, "kept": len(verdict.kept_claims),
-        "claims": len(verdict.claims),
-    })  # fmt: skip
+    tell(
+        "verified",
+        {
+            "attempt": len(attempts),
+            "status": verdict.status,
+            "kept": len(verdict.kept_claims),
+            "claims": len(verdict.claims),
+        },
+    )
     return None
 
 
@@ -241,14 +265,34 @@ def _answer(
             for c, cites in zip(final.kept_claims, per_claim, strict=True)
         )
         status: AnswerStatus = "grounded" if final.status == "grounded" else "partial"
-        return Answer(question, status, claims, tuple(cards), model=model, repaired=repaired,
-                      error=error, verdicts=tuple(verdicts))  # fmt: skip
+        return Answer(
+            question,
+            status,
+            claims,
+            tuple(cards),
+            model=model,
+            repaired=repaired,
+            error=error,
+            verdicts=tuple(verdicts),
+        )
     if error is not None and final is None:
-        return Answer(question, "provider_error", abstention=_abstention(question, packed, None,
-                      error), model=model, error=error, verdicts=tuple(verdicts))  # fmt: skip
-    return Answer(question, "abstained", abstention=_abstention(question, packed, final, error),
-                  model=model, repaired=repaired, error=error,
-                  verdicts=tuple(verdicts))  # fmt: skip
+        return Answer(
+            question,
+            "provider_error",
+            abstention=_abstention(question, packed, None, error),
+            model=model,
+            error=error,
+            verdicts=tuple(verdicts),
+        )
+    return Answer(
+        question,
+        "abstained",
+        abstention=_abstention(question, packed, final, error),
+        model=model,
+        repaired=repaired,
+        error=error,
+        verdicts=tuple(verdicts),
+    )
 
 
 def _abstention(
@@ -257,10 +301,12 @@ def _abstention(
     searched = tuple(dict.fromkeys(src.title or document_of(src) for src in packed.working_set))
     if not searched:
         return Abstention(
-            question, (), "no document you may read matched the question",
+            question,
+            (),
+            "no document you may read matched the question",
             "Check the corpus name and your access groups, or ingest the documents that cover "
             "this topic.",
-        )  # fmt: skip
+        )
     if error is not None:
         missing = f"the model could not be reached ({error})"
         step = "Try again later, or use the extractive provider, which needs no model."

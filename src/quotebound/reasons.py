@@ -34,32 +34,39 @@ STATUSES: dict[str, str] = {
 _CITATION: dict[str, tuple[Stage, str]] = {
     "unknown_source": ("id", "the cited id is not in the working set that was sent"),
     "cites_user_message": (
-        "policy", "the citation points at the user's own message, which is not evidence"
+        "policy",
+        "the citation points at the user's own message, which is not evidence",
     ),
     "quote_missing": ("span", "the format requires a verbatim quote and the citation has none"),
     "quote_too_short": ("span", "the quote has fewer words than the policy's minimum"),
     "quote_too_long": ("span", "the quote has more words than the policy's maximum"),
     "quote_not_found": ("span", "the quote does not occur in the cited source"),
     "quote_in_other_source": (
-        "span", "the quote occurs in another source of the set, not the cited one"
+        "span",
+        "the quote occurs in another source of the set, not the cited one",
     ),
     "identifier_not_in_source": (
-        "support", "an identifier in the claim is not in the cited evidence"
+        "support",
+        "an identifier in the claim is not in the cited evidence",
     ),
     "number_not_in_source": ("support", "a number in the claim is not in the cited evidence"),
     "quoted_text_not_in_source": (
-        "support", "words the claim puts in quotation marks are not in the evidence"
+        "support",
+        "words the claim puts in quotation marks are not in the evidence",
     ),
     "contradicted": (
-        "entailment", "the entailment tier judged that the quote contradicts the claim"
+        "entailment",
+        "the entailment tier judged that the quote contradicts the claim",
     ),
     "not_entailed": (
-        "entailment", "the entailment tier judged that the quote does not support the claim"
+        "entailment",
+        "the entailment tier judged that the quote does not support the claim",
     ),
     "entailment_error": (
-        "entailment", "the entailment tier could not check the quote (it fails closed)"
+        "entailment",
+        "the entailment tier could not check the quote (it fails closed)",
     ),
-}  # fmt: skip
+}
 
 CITATION_REASONS: dict[str, str] = {code: text for code, (_, text) in _CITATION.items()}
 REASON_STAGES: dict[str, Stage] = {code: stage for code, (stage, _) in _CITATION.items()}

@@ -138,9 +138,7 @@ class WorkingSet:
         if isinstance(data, Mapping) and "sources" in data:
             data = data["sources"]
         if not isinstance(data, list):
-            raise SourceError(
-                f"sources must be a JSON list of objects, got {type(data).__name__}"
-            )
+            raise SourceError(f"sources must be a JSON list of objects, got {type(data).__name__}")
         return cls.from_dicts(data)
 
     def __len__(self) -> int:

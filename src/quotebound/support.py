@@ -28,7 +28,6 @@ _MONTHS = re.compile(
 )
 
 
-
 def quoted_phrases(text: str) -> list[str]:
     """Phrases in double quotation marks that carry at least one letter or digit."""
     if '"' not in text:

@@ -86,15 +86,22 @@ def claims_view(trace: TraceRecord) -> list[dict[str, Any]]:
         return []
     return [
         {
-            "text": claim.text, "kept": claim.kept, "reason": claim.reason,
+            "text": claim.text,
+            "kept": claim.kept,
+            "reason": claim.reason,
             "citations": [
-                {"source": c.source, "valid": c.valid, "reason": c.reason,
-                 "span": None if c.span is None else list(c.span), "quote": c.quote}
+                {
+                    "source": c.source,
+                    "valid": c.valid,
+                    "reason": c.reason,
+                    "span": None if c.span is None else list(c.span),
+                    "quote": c.quote,
+                }
                 for c in claim.citations
             ],
         }
         for claim in verdict.claims
-    ]  # fmt: skip
+    ]
 
 
 def trace_dict(trace: TraceRecord) -> dict[str, Any]:

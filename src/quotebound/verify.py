@@ -131,11 +131,15 @@ class Citation:
         if entailment is not None and not isinstance(entailment, dict):
             raise InputError(f"{where}: entailment must be an object or null")
         return cls(
-            _field(d, "ref", str, where), _optional(d, "source", str, where),
-            _optional(d, "quote", str, where), _field(d, "valid", bool, where),
-            _optional(d, "reason", str, where), None if span is None else (span[0], span[1]),
-            _optional(d, "message", str, where), entailment,
-        )  # fmt: skip
+            _field(d, "ref", str, where),
+            _optional(d, "source", str, where),
+            _optional(d, "quote", str, where),
+            _field(d, "valid", bool, where),
+            _optional(d, "reason", str, where),
+            None if span is None else (span[0], span[1]),
+            _optional(d, "message", str, where),
+            entailment,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -166,9 +170,10 @@ class Claim:
         return cls(
             _field(d, "text", str, where),
             tuple(Citation.from_dict(c, f"{where}.citations[{i}]") for i, c in enumerate(cits)),
-            _field(d, "kept", bool, where), _optional(d, "reason", str, where),
+            _field(d, "kept", bool, where),
+            _optional(d, "reason", str, where),
             _optional(d, "message", str, where),
-        )  # fmt: skip
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -222,8 +227,10 @@ class Verdict:
         d = _object(data, where)
         version = d.get("version", VERDICT_VERSION)
         if not _is_int(version) or version > VERDICT_VERSION:
-            raise InputError(f"{where}: version {version!r} is newer than this quotebound reads "
-                             f"({VERDICT_VERSION}); upgrade quotebound")  # fmt: skip
+            raise InputError(
+                f"{where}: version {version!r} is newer than this quotebound reads "
+                f"({VERDICT_VERSION}); upgrade quotebound"
+            )
         status = _field(d, "status", str, where)
         if status not in STATUSES:
             raise InputError(f"{where}: unknown status {status!r}")
@@ -234,21 +241,28 @@ class Verdict:
         if answerable is not None and not isinstance(answerable, bool):
             raise InputError(f"{where}: answerable must be true, false or null")
         return cls(
-            cast(Status, status), _field(d, "format", str, where),
+            cast(Status, status),
+            _field(d, "format", str, where),
             tuple(Claim.from_dict(c, f"{where}.claims[{i}]") for i, c in enumerate(claims)),
-            answerable, _optional(d, "missing", str, where), _optional(d, "error", str, where),
-            _strings(d, "allowed_ids", (), where), _strings(d, "tiers", ("code",), where),
+            answerable,
+            _optional(d, "missing", str, where),
+            _optional(d, "error", str, where),
+            _strings(d, "allowed_ids", (), where),
+            _strings(d, "tiers", ("code",), where),
             _optional(d, "normalization", str, where) or NORMALIZATION_VERSION,
-        )  # fmt: skip
+        )
 
     def counts(self) -> dict[str, int]:
         """Claims kept and dropped, citations and valid ones (the ``counts`` of ``to_dict``)."""
         cits = [c for claim in self.claims for c in claim.citations]
         kept = len(self.kept_claims)
         return {
-            "claims": len(self.claims), "kept": kept, "dropped": len(self.claims) - kept,
-            "citations": len(cits), "valid_citations": sum(c.valid for c in cits),
-        }  # fmt: skip
+            "claims": len(self.claims),
+            "kept": kept,
+            "dropped": len(self.claims) - kept,
+            "citations": len(cits),
+            "valid_citations": sum(c.valid for c in cits),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -288,9 +302,7 @@ def _optional(d: dict[str, Any], name: str, kind: type[_T], where: str) -> _T | 
     return None if d.get(name) is None else _field(d, name, kind, where)
 
 
-def _strings(
-    d: dict[str, Any], name: str, default: tuple[str, ...], where: str
-) -> tuple[str, ...]:
+def _strings(d: dict[str, Any], name: str, default: tuple[str, ...], where: str) -> tuple[str, ...]:
     value = d.get(name)
     if value is None:
         return default

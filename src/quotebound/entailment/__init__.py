@@ -24,9 +24,15 @@ if TYPE_CHECKING:
     from ..providers.base import Provider
 
 __all__ = [
-    "BACKENDS", "LABELS", "Backend", "EntailmentError", "Judgement", "Label", "close_together",
+    "BACKENDS",
+    "LABELS",
+    "Backend",
+    "EntailmentError",
+    "Judgement",
+    "Label",
+    "close_together",
     "make_backend",
-]  # fmt: skip
+]
 
 BACKENDS: tuple[str, ...] = ("heuristic", "judge", "nli")
 

@@ -44,9 +44,13 @@ class Judgement:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "label": self.label, "score": round(self.score, 4), "backend": self.backend,
-            "version": self.version, "detail": self.detail, "error": self.error,
-        }  # fmt: skip
+            "label": self.label,
+            "score": round(self.score, 4),
+            "backend": self.backend,
+            "version": self.version,
+            "detail": self.detail,
+            "error": self.error,
+        }
 
 
 class Backend(ABC):

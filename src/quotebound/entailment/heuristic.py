@@ -74,11 +74,15 @@ FLIPS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
         ("higher|highest", "lower|lowest"),
         ("larger|largest|bigger|biggest", "smaller|smallest"),
         ("before|earlier|prior to", "after|later"),
-        ("increase|increases|increased|increasing|rise|rises|rose|risen",
-         "decrease|decreases|decreased|decreasing|fall|falls|fell|fallen|decline|declined"),
+        (
+            "increase|increases|increased|increasing|rise|rises|rose|risen",
+            "decrease|decreases|decreased|decreasing|fall|falls|fell|fallen|decline|declined",
+        ),
         ("all|every|always", "some|sometimes"),
-        ("at least|minimum|minimal|no less than|no fewer than",
-         "at most|maximum|maximal|no more than|up to"),
+        (
+            "at least|minimum|minimal|no less than|no fewer than",
+            "at most|maximum|maximal|no more than|up to",
+        ),
         ("no earlier than", "no later than"),
         ("above|exceeds|exceeded", "below"),
         ("majority", "minority"),
@@ -89,7 +93,7 @@ FLIPS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
         ("allowed|permitted", "prohibited|forbidden|banned"),
         ("required|mandatory", "optional"),
     )
-)  # fmt: skip
+)
 _NO = re.compile(r"\bno\b", re.IGNORECASE)
 _NO_BOUND = re.compile(
     r"\bno\b(?=\.\s*\d|\s+(?:more|less|fewer|later|earlier|sooner)\s+than\b)", re.IGNORECASE
@@ -392,13 +396,15 @@ class HeuristicBackend(Backend):
         wanted: list[tuple[int, str, list[str]]] = []  # pair index, claim, quote pieces
         for index, (claim, quote) in enumerate(pairs):
             if not _TOKEN.search(claim) or not _TOKEN.search(quote):
-                out[index] = Judgement("unrelated", 1.0, self.name, self.version,
-                                       detail="empty claim or quote")  # fmt: skip
+                out[index] = Judgement(
+                    "unrelated", 1.0, self.name, self.version, detail="empty claim or quote"
+                )
                 continue
             found = mismatch(claim, quote, self.overlap)
             if found is not None:
-                out[index] = Judgement("contradicted", found[1], self.name, self.version,
-                                       detail=found[0])  # fmt: skip
+                out[index] = Judgement(
+                    "contradicted", found[1], self.name, self.version, detail=found[0]
+                )
                 continue
             if not self._claim_fits(claim):  # the encoder would cut it: judge nothing
                 out[index] = self.failed(f"the claim is too long for {MODEL_NAME}")
@@ -415,10 +421,13 @@ class HeuristicBackend(Backend):
             for (index, _, _), sim in zip(wanted, similarities, strict=True):
                 label: Label = "supported" if sim >= self.similarity else "unrelated"
                 score = sim if label == "supported" else 1.0 - sim
-                detail = f"similarity {sim:.3f} {'>=' if label == 'supported' else '<'} " \
-                         f"{self.similarity:.2f}"  # fmt: skip
-                out[index] = Judgement(label, min(1.0, max(0.0, score)), self.name,
-                                       self.version, detail=detail)  # fmt: skip
+                detail = (
+                    f"similarity {sim:.3f} {'>=' if label == 'supported' else '<'} "
+                    f"{self.similarity:.2f}"
+                )
+                out[index] = Judgement(
+                    label, min(1.0, max(0.0, score)), self.name, self.version, detail=detail
+                )
         return [j for j in out if j is not None]
 
     def _claim_fits(self, claim: str) -> bool:
@@ -431,8 +440,10 @@ class HeuristicBackend(Backend):
 
     def similarities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """The similarity signal alone (claim vs the quote and each of its sentences)."""
-        wanted = [(i, _clean(c), list(dict.fromkeys([q.strip(), *_sentences(q)])))
-                  for i, (c, q) in enumerate(pairs)]  # fmt: skip
+        wanted = [
+            (i, _clean(c), list(dict.fromkeys([q.strip(), *_sentences(q)])))
+            for i, (c, q) in enumerate(pairs)
+        ]
         return self._similarities(wanted)
 
     def _similarities(self, wanted: Sequence[tuple[int, str, list[str]]]) -> list[float]:
@@ -442,9 +453,12 @@ class HeuristicBackend(Backend):
                 texts.setdefault(text, len(texts))
         try:
             vectors = self._encoder.encode(
-                list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-                convert_to_numpy=True, show_progress_bar=False,
-            )  # fmt: skip
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
         except (RuntimeError, ValueError, AttributeError) as exc:  # AttributeError: closed
             raise EntailmentError(f"{MODEL_NAME} failed to embed: {exc}") from exc
         sims = []

@@ -31,15 +31,38 @@ from .heuristic import _quiet_transformers, _require, offline
 
 _NAMES: dict[str, Label] = {
     **dict.fromkeys(
-        ["entailment", "entailed", "entails", "supported", "support", "supports", "consistent",
-         "attributable", "factual"], "supported"),
-    **dict.fromkeys(["contradiction", "contradicted", "contradicts", "refuted", "refutes"],
-                    "contradicted"),
+        [
+            "entailment",
+            "entailed",
+            "entails",
+            "supported",
+            "support",
+            "supports",
+            "consistent",
+            "attributable",
+            "factual",
+        ],
+        "supported",
+    ),
     **dict.fromkeys(
-        ["neutral", "not entailment", "non entailment", "unrelated", "not supported",
-         "unsupported", "inconsistent", "hallucinated", "hallucination", "not attributable"],
-        "unrelated"),
-}  # fmt: skip
+        ["contradiction", "contradicted", "contradicts", "refuted", "refutes"], "contradicted"
+    ),
+    **dict.fromkeys(
+        [
+            "neutral",
+            "not entailment",
+            "non entailment",
+            "unrelated",
+            "not supported",
+            "unsupported",
+            "inconsistent",
+            "hallucinated",
+            "hallucination",
+            "not attributable",
+        ],
+        "unrelated",
+    ),
+}
 _GENERIC_BINARY = ({"label_0", "label_1"}, {"0", "1"})
 
 
@@ -145,10 +168,13 @@ class NLIBackend(Backend):
     def _classify(self, batch: Sequence[tuple[str, str]]) -> list[Judgement]:
         torch = self._torch
         enc = self._tokenizer(
-            [quote for _, quote in batch], [claim for claim, _ in batch],
-            truncation="only_first", max_length=self.max_length, padding=True,
+            [quote for _, quote in batch],
+            [claim for claim, _ in batch],
+            truncation="only_first",
+            max_length=self.max_length,
+            padding=True,
             return_tensors="pt",
-        )  # fmt: skip
+        )
         enc = {k: v.to(self._device) for k, v in enc.items()}
         with torch.inference_mode():
             probs = torch.softmax(self._model(**enc).logits.float(), dim=-1).cpu().tolist()
@@ -170,7 +196,9 @@ class NLIBackend(Backend):
 
 
 def _model_max(tokenizer: Any, model: Any) -> int:
-    limits = [getattr(model.config, "max_position_embeddings", None),
-              getattr(tokenizer, "model_max_length", None)]  # fmt: skip
+    limits = [
+        getattr(model.config, "max_position_embeddings", None),
+        getattr(tokenizer, "model_max_length", None),
+    ]
     usable = [int(x) for x in limits if isinstance(x, int) and 0 < x < 1_000_000]
     return min(usable) if usable else 512

@@ -43,8 +43,10 @@ def check_entailment(verdict: Verdict, ws: WorkingSet, backend: Backend) -> Verd
                 pairs.append((claim.text, _evidence_text(cit, ws)))
                 where.append((i, j))
     judged = dict(zip(where, _judge(backend, pairs), strict=True))
-    mine = [{j: judged[(i, j)] for j in range(len(claim.citations)) if (i, j) in judged}
-            for i, claim in enumerate(verdict.claims)]  # fmt: skip
+    mine = [
+        {j: judged[(i, j)] for j in range(len(claim.citations)) if (i, j) in judged}
+        for i, claim in enumerate(verdict.claims)
+    ]
     # Judge a claim's quotes together when none supports it alone, every such claim in a second
     # batch; a quote judged to contradict the claim stays out of that (and stays contradicted).
     joint: dict[int, list[int]] = {}
@@ -52,17 +54,26 @@ def check_entailment(verdict: Verdict, ws: WorkingSet, backend: Backend) -> Verd
         joinable = sorted(k for k, j in own.items() if j.label != "contradicted" and not j.error)
         if not any(j.supported for j in own.values()) and len(joinable) > 1:
             joint[i] = joinable
-    together = _judge(backend, [
-        (verdict.claims[i].text,
-         " ".join(_evidence_text(verdict.claims[i].citations[k], ws) for k in joinable))
-        for i, joinable in joint.items()
-    ])  # fmt: skip
+    together = _judge(
+        backend,
+        [
+            (
+                verdict.claims[i].text,
+                " ".join(_evidence_text(verdict.claims[i].citations[k], ws) for k in joinable),
+            )
+            for i, joinable in joint.items()
+        ],
+    )
     for (i, joinable), judgement in zip(joint.items(), together, strict=True):
         if judgement.supported:
             mine[i] |= {k: replace(judgement, detail=JOINT_DETAIL) for k in joinable}
     claims = tuple(_claim(i + 1, claim, mine[i]) for i, claim in enumerate(verdict.claims))
-    return replace(verdict, status=verdict_status(claims), claims=claims,
-                   tiers=(*verdict.tiers, tier_name(backend)))  # fmt: skip
+    return replace(
+        verdict,
+        status=verdict_status(claims),
+        claims=claims,
+        tiers=(*verdict.tiers, tier_name(backend)),
+    )
 
 
 def _judge(backend: Backend, pairs: list[tuple[str, str]]) -> list[Judgement]:

@@ -70,8 +70,9 @@ def parse_gates(specs: tuple[str, ...]) -> list[tuple[str, float]]:
         except ValueError:
             value = math.nan
         if not sep or not name or math.isnan(value) or math.isinf(value):
-            raise InputError(f"--fail-under takes METRIC=NUMBER, such as "
-                             f"balanced_accuracy=0.7; got {spec!r}")  # fmt: skip
+            raise InputError(
+                f"--fail-under takes METRIC=NUMBER, such as balanced_accuracy=0.7; got {spec!r}"
+            )
         gates.append((name, value))
     return gates
 
@@ -83,15 +84,18 @@ def check_gate_names(
     for name, _ in gates:
         if name in LOWER_IS_BETTER:
             complement = LOWER_IS_BETTER[name]
-            raise InputError(f"--fail-under: {name} is lower-is-better, so a floor on it would "
-                             f"pass as it gets worse; gate on {complement} (= 1 - {name}) "
-                             "instead")  # fmt: skip
+            raise InputError(
+                f"--fail-under: {name} is lower-is-better, so a floor on it would "
+                f"pass as it gets worse; gate on {complement} (= 1 - {name}) "
+                "instead"
+            )
         if name not in names:
-            raise InputError(f"--fail-under: unknown metric {name!r} for this evaluation; "
-                             f"choose one of {', '.join(names)}")  # fmt: skip
+            raise InputError(
+                f"--fail-under: unknown metric {name!r} for this evaluation; "
+                f"choose one of {', '.join(names)}"
+            )
         if name in unavailable:
-            raise InputError(f"--fail-under: {name} cannot be measured here: "
-                             f"{unavailable[name]}")  # fmt: skip
+            raise InputError(f"--fail-under: {name} cannot be measured here: {unavailable[name]}")
 
 
 def apply_gates(
@@ -105,8 +109,10 @@ def apply_gates(
         passed = value is not None and value >= threshold
         checks.append({"metric": name, "threshold": threshold, "value": value, "passed": passed})
         if value is None:
-            missing.append(f"--fail-under: {name} has no value on this data (nothing to "
-                           "measure it on), so it cannot gate")  # fmt: skip
+            missing.append(
+                f"--fail-under: {name} has no value on this data (nothing to "
+                "measure it on), so it cannot gate"
+            )
         elif not passed:
             failed.append(f"{name} is {value:.4f}, below the --fail-under threshold {threshold:g}")
     summary["fail_under"] = checks
@@ -115,20 +121,26 @@ def apply_gates(
 
 @contextmanager
 def _bar(length: int, label: str, show: bool) -> Iterator[Tick]:
-    with click.progressbar(length=length, label=label, file=sys.stderr, show_pos=True,
-                           hidden=not show) as bar:  # fmt: skip
+    with click.progressbar(
+        length=length, label=label, file=sys.stderr, show_pos=True, hidden=not show
+    ) as bar:
         yield bar.update
 
 
 def _check_arguments(
-    datasets: tuple[Path, ...], traces: bool, sample: int | None, out: Path | None,
+    datasets: tuple[Path, ...],
+    traces: bool,
+    sample: int | None,
+    out: Path | None,
     report: Path | None,
-) -> None:  # fmt: skip
+) -> None:
     if traces and datasets:
         raise InputError("give DATASET files or --traces, not both")
     if not traces and not datasets:
-        raise InputError("give a DATASET file (AttributionBench, WiCE, CLAPNQ or quotebound "
-                         "JSONL), or --traces to evaluate stored traces")  # fmt: skip
+        raise InputError(
+            "give a DATASET file (AttributionBench, WiCE, CLAPNQ or quotebound "
+            "JSONL), or --traces to evaluate stored traces"
+        )
     if sample is not None and not traces:
         raise InputError("--sample draws from stored traces: add --traces")
     if (sample is None) != (out is None):
@@ -216,12 +228,25 @@ def _check_arguments(
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON document.")
 def eval_cmd(
-    datasets: tuple[Path, ...], dataset_kind: Kind | None, traces: bool, store_url: str | None,
-    owner: str | None, backend: str, model_path: Path | None, provider: str | None,
-    model: str | None, base_url: str | None, api_key: str | None,
-    limit: int | None, report: Path | None, fail_under: tuple[str, ...], seed: int,
-    sample: int | None, out: Path | None, as_json: bool,
-) -> int:  # fmt: skip
+    datasets: tuple[Path, ...],
+    dataset_kind: Kind | None,
+    traces: bool,
+    store_url: str | None,
+    owner: str | None,
+    backend: str,
+    model_path: Path | None,
+    provider: str | None,
+    model: str | None,
+    base_url: str | None,
+    api_key: str | None,
+    limit: int | None,
+    report: Path | None,
+    fail_under: tuple[str, ...],
+    seed: int,
+    sample: int | None,
+    out: Path | None,
+    as_json: bool,
+) -> int:
     """Measure grounding on a labelled DATASET (or on stored traces, --traces): entailment
     balanced accuracy and F1, citation validity, precision and recall, abstention rates, each
     with a 95% confidence interval. Metric definitions: docs/evaluation.md."""
@@ -231,8 +256,20 @@ def eval_cmd(
         return _export(store_url, out, sample, seed, owner, limit, as_json)
     show = not as_json and sys.stderr.isatty()
     chosen = _Model(provider, model, base_url, api_key)
-    summary = _evaluate(datasets, dataset_kind, traces, store_url, owner, backend, model_path,
-                        chosen, limit, seed, gates, show)  # fmt: skip
+    summary = _evaluate(
+        datasets,
+        dataset_kind,
+        traces,
+        store_url,
+        owner,
+        backend,
+        model_path,
+        chosen,
+        limit,
+        seed,
+        gates,
+        show,
+    )
     failed, missing = apply_gates(summary, gates)
     if report is not None:
         write_html(summary, report)
@@ -247,45 +284,64 @@ def eval_cmd(
 @click.command("sample")
 @click.argument("n", type=click.IntRange(1), metavar="N")
 @click.option(
-    "--out", type=click.Path(path_type=Path, dir_okay=False), required=True,
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    required=True,
     help="The JSONL file to write the sample to.",
-)  # fmt: skip
+)
 @click.option(
-    "--store", "store_url", envvar="QUOTEBOUND_STORE", metavar="URL",
+    "--store",
+    "store_url",
+    envvar="QUOTEBOUND_STORE",
+    metavar="URL",
     help="sqlite:///PATH or postgresql://...",
-)  # fmt: skip
+)
 @click.option(
-    "--owner", metavar="KEY_ID",
+    "--owner",
+    metavar="KEY_ID",
     help="Traces of this API key id (default: traces written without one).",
-)  # fmt: skip
+)
 @click.option(
-    "--limit", type=click.IntRange(1), metavar="POOL",
+    "--limit",
+    type=click.IntRange(1),
+    metavar="POOL",
     help=f"Draw from the POOL newest traces (default {DEFAULT_SAMPLE_POOL}).",
-)  # fmt: skip
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the draw.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON document.")
 def sample_cmd(
-    n: int, out: Path, store_url: str | None, owner: str | None, limit: int | None, seed: int,
+    n: int,
+    out: Path,
+    store_url: str | None,
+    owner: str | None,
+    limit: int | None,
+    seed: int,
     as_json: bool,
-) -> int:  # fmt: skip
+) -> int:
     """Write a stratified sample of N recent traces to --out as JSONL, for people to label;
     the labelled file evaluates with quotebound eval. Strata: docs/evaluation.md."""
     return _export(store_url, out, n, seed, owner, limit, as_json)
 
 
 def _export(
-    store_url: str | None, out: Path, n: int, seed: int, owner: str | None, limit: int | None,
+    store_url: str | None,
+    out: Path,
+    n: int,
+    seed: int,
+    owner: str | None,
+    limit: int | None,
     as_json: bool,
-) -> int:  # fmt: skip
+) -> int:
     from ..store import open_store
 
     with open_store(store_url) as store:
         result = export_sample(store, out, n, seed, owner, limit or DEFAULT_SAMPLE_POOL)
-    lines = [f"wrote {result['drawn']} of {result['pool']} traces to {result['out']} "
-             f"(seed {seed})"]  # fmt: skip
+    lines = [f"wrote {result['drawn']} of {result['pool']} traces to {result['out']} (seed {seed})"]
     if result["provider_errors_left_out"]:
-        lines.append(f"  left out {result['provider_errors_left_out']} provider-error "
-                     "trace(s): no model output to review")  # fmt: skip
+        lines.append(
+            f"  left out {result['provider_errors_left_out']} provider-error "
+            "trace(s): no model output to review"
+        )
     lines += [f"  {k:<28} {v['drawn']:>4} of {v['pool']}" for k, v in result["strata"].items()]
     _emit(as_json, result, "\n".join(lines))
     return 0
@@ -296,10 +352,19 @@ def _emit(as_json: bool, payload: dict[str, Any], human: str) -> None:
 
 
 def _evaluate(
-    datasets: tuple[Path, ...], kind: Kind | None, traces: bool, store_url: str | None,
-    owner: str | None, backend_name: str, model_path: Path | None, chosen: _Model,
-    limit: int | None, seed: int, gates: list[tuple[str, float]], show: bool,
-) -> dict[str, Any]:  # fmt: skip
+    datasets: tuple[Path, ...],
+    kind: Kind | None,
+    traces: bool,
+    store_url: str | None,
+    owner: str | None,
+    backend_name: str,
+    model_path: Path | None,
+    chosen: _Model,
+    limit: int | None,
+    seed: int,
+    gates: list[tuple[str, float]],
+    show: bool,
+) -> dict[str, Any]:
     dataset: Dataset | None = None
     records: list[Any] = []
     if traces:
@@ -308,16 +373,23 @@ def _evaluate(
         with open_store(store_url) as store:
             records = recent_traces(store, owner, limit or DEFAULT_TRACE_LIMIT)
         if not records:
-            raise InputError("no stored traces to evaluate (for this --owner); "
-                             "answer some questions with quotebound ask first")  # fmt: skip
+            raise InputError(
+                "no stored traces to evaluate (for this --owner); "
+                "answer some questions with quotebound ask first"
+            )
     else:
         dataset = load_dataset(list(datasets), kind, limit)
     task = "answers" if dataset is None else dataset.task
-    check_gate_names(gates, metric_names(task, dataset.labels if dataset else ()),
-                     unmeasurable(dataset, backend_name != "none"))  # fmt: skip
+    check_gate_names(
+        gates,
+        metric_names(task, dataset.labels if dataset else ()),
+        unmeasurable(dataset, backend_name != "none"),
+    )
     if task == "pairs" and backend_name == "none":
-        raise InputError(f"{dataset.kind if dataset else 'this'} data measures an entailment "
-                         "backend: choose --backend heuristic, judge or nli")  # fmt: skip
+        raise InputError(
+            f"{dataset.kind if dataset else 'this'} data measures an entailment "
+            "backend: choose --backend heuristic, judge or nli"
+        )
     backend = judge_model = None
     if backend_name == "judge" and (chosen.provider or chosen.model) is not None:
         judge_model = chosen.make(chosen.provider or "local")
@@ -334,8 +406,15 @@ def _evaluate(
         outcomes = _outcomes(dataset, records, chosen, show, shared)
         seconds = time.perf_counter() - started
         with _bar(len(outcomes), "checking support", show and backend is not None) as tick:
-            return evaluate_answers(dataset, outcomes, backend, seed, seconds, tick,
-                                    "traces" if dataset is None else "dataset")  # fmt: skip
+            return evaluate_answers(
+                dataset,
+                outcomes,
+                backend,
+                seed,
+                seconds,
+                tick,
+                "traces" if dataset is None else "dataset",
+            )
     finally:
         close_together(backend, judge_model)
 

@@ -39,8 +39,9 @@ WICE_MAX_QUOTE_CHARS = 1500
 WICE_FALLBACK_SENTENCES = 3
 _MARKER = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")  # AttributionBench keeps "[2]" markers
 _WORD = re.compile(r"[^\W_]{3,}")
-_OWN_FIELDS = frozenset({"id", "question", "sources", "output", "format", "labels", "meta",
-                         "verdict", "trace"})  # fmt: skip
+_OWN_FIELDS = frozenset(
+    {"id", "question", "sources", "output", "format", "labels", "meta", "verdict", "trace"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,16 +206,26 @@ def _load_attributionbench(
         refs = _need(row, "references", list, where)
         label = _need(row, "attribution_label", str, where)
         if label not in ("attributable", "not attributable"):
-            raise InputError(f"{where}: attribution_label must be 'attributable' or "
-                             f"'not attributable', got {label!r}")  # fmt: skip
+            raise InputError(
+                f"{where}: attribution_label must be 'attributable' or "
+                f"'not attributable', got {label!r}"
+            )
         quote = "\n\n".join(r.strip() for r in refs if isinstance(r, str) and r.strip())
         if not quote or not claim:
             key = "no_reference_text" if not quote else "empty_claim"
             dataset.skipped[key] = dataset.skipped.get(key, 0) + 1
             continue
         gold = "supported" if label == "attributable" else "not_supported"
-        dataset.pairs.append(PairExample(str(row.get("id", f"{path.name}:{number}")), claim,
-                                         quote, gold, label, row.get("src_dataset")))  # fmt: skip
+        dataset.pairs.append(
+            PairExample(
+                str(row.get("id", f"{path.name}:{number}")),
+                claim,
+                quote,
+                gold,
+                label,
+                row.get("src_dataset"),
+            )
+        )
 
 
 # --- WiCE ----------------------------------------------------------------------------------
@@ -227,8 +238,9 @@ def _wice_pair(path: Path, number: int, row: dict[str, Any]) -> PairExample:
     sets = _need(row, "supporting_sentences", list, where)
     label = _need(row, "label", str, where)
     if label not in ("supported", "partially_supported", "not_supported"):
-        raise InputError(f"{where}: label must be supported, partially_supported or "
-                         f"not_supported, got {label!r}")  # fmt: skip
+        raise InputError(
+            f"{where}: label must be supported, partially_supported or not_supported, got {label!r}"
+        )
     meta = row.get("meta")
     meta = meta if isinstance(meta, dict) else {}
     quote = wice_quote(claim, [str(s) for s in evidence], sets)
@@ -286,8 +298,14 @@ def _clapnq_example(path: Path, number: int, row: dict[str, Any]) -> AnswerExamp
     passage = passages[0]
     title = str(passage.get("title") or "") or None
     source = Source("S1", str(passage["text"]), title=title)
-    return AnswerExample(str(row.get("id", f"{path.name}:{number}")), question, (source,),
-                         answerable=answerable, gold_quotes=gold, title=title)  # fmt: skip
+    return AnswerExample(
+        str(row.get("id", f"{path.name}:{number}")),
+        question,
+        (source,),
+        answerable=answerable,
+        gold_quotes=gold,
+        title=title,
+    )
 
 
 # --- our own format --------------------------------------------------------------------------
@@ -297,8 +315,10 @@ def own_example(row: Mapping[str, Any], where: str, number: int = 0) -> AnswerEx
     """One line of the quotebound evaluation JSONL format (docs/evaluation.md)."""
     unknown = sorted(set(row) - _OWN_FIELDS)
     if unknown:
-        raise InputError(f"{where}: unknown field(s) {', '.join(unknown)}; "
-                         f"allowed: {', '.join(sorted(_OWN_FIELDS))}")  # fmt: skip
+        raise InputError(
+            f"{where}: unknown field(s) {', '.join(unknown)}; "
+            f"allowed: {', '.join(sorted(_OWN_FIELDS))}"
+        )
     question = _need(row, "question", str, where)
     raw_sources = _need(row, "sources", list, where)
     output = _need(row, "output", str, where)
@@ -320,8 +340,17 @@ def own_example(row: Mapping[str, Any], where: str, number: int = 0) -> AnswerEx
     trace = row.get("trace")
     failed = isinstance(trace, dict) and trace.get("status") == "provider_error"
     error = output if failed or legacy_provider_error(output) else None
-    return AnswerExample(str(row.get("id") or f"line-{number}"), question, sources, output,
-                         fmt, answerable, parsed, error=error, where=where)  # fmt: skip
+    return AnswerExample(
+        str(row.get("id") or f"line-{number}"),
+        question,
+        sources,
+        output,
+        fmt,
+        answerable,
+        parsed,
+        error=error,
+        where=where,
+    )
 
 
 def _claim_labels(claims: Any, where: str) -> tuple[ClaimLabel, ...]:
@@ -333,8 +362,10 @@ def _claim_labels(claims: Any, where: str) -> tuple[ClaimLabel, ...]:
             raise InputError(f"{where}: labels.claims[{n}] must be a JSON object")
         support = item.get("support")
         if support is not None and support not in THREE_LABELS:
-            raise InputError(f"{where}: labels.claims[{n}].support must be one of "
-                             f"{', '.join(THREE_LABELS)} or null, got {support!r}")  # fmt: skip
+            raise InputError(
+                f"{where}: labels.claims[{n}].support must be one of "
+                f"{', '.join(THREE_LABELS)} or null, got {support!r}"
+            )
         cits = item.get("citations") or []
         if not isinstance(cits, list):
             raise InputError(f"{where}: labels.claims[{n}].citations must be a list")
@@ -342,8 +373,9 @@ def _claim_labels(claims: Any, where: str) -> tuple[ClaimLabel, ...]:
         for m, cit in enumerate(cits, 1):
             value = cit.get("needed") if isinstance(cit, dict) else cit
             if value is not None and not isinstance(value, bool):
-                raise InputError(f"{where}: labels.claims[{n}].citations[{m}].needed must be "
-                                 "true, false or null")  # fmt: skip
+                raise InputError(
+                    f"{where}: labels.claims[{n}].citations[{m}].needed must be true, false or null"
+                )
             needed.append(value)
         out.append(ClaimLabel(support, tuple(needed)))
     return tuple(out)

@@ -37,8 +37,11 @@ class Estimate:
             return None if x is None else round(x, 4)
 
         out: dict[str, Any] = {
-            "value": r(self.value), "low": r(self.low), "high": r(self.high), "n": self.n,
-        }  # fmt: skip
+            "value": r(self.value),
+            "low": r(self.low),
+            "high": r(self.high),
+            "n": self.n,
+        }
         if self.hits is not None:
             out["hits"] = self.hits
         return out
@@ -114,10 +117,12 @@ class LabelScores:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "support": self.support, "predicted": self.predicted,
-            "precision": self.precision.to_dict(), "recall": self.recall.to_dict(),
+            "support": self.support,
+            "predicted": self.predicted,
+            "precision": self.precision.to_dict(),
+            "recall": self.recall.to_dict(),
             "f1": self.f1.to_dict(),
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,17 +216,30 @@ def classification(
         predicted = sum(row[i] for row in matrix)
         f1_low, f1_high = intervals[i + 1]
         f1 = point[i + 1]
-        scores.append(LabelScores(
-            label, support, predicted, proportion(tp, predicted), proportion(tp, support),
-            Estimate(f1, f1_low if f1 is not None else None,
-                     f1_high if f1 is not None else None, n),
-        ))  # fmt: skip
+        scores.append(
+            LabelScores(
+                label,
+                support,
+                predicted,
+                proportion(tp, predicted),
+                proportion(tp, support),
+                Estimate(
+                    f1, f1_low if f1 is not None else None, f1_high if f1 is not None else None, n
+                ),
+            )
+        )
     return Classification(
-        tuple(labels), matrix, proportion(correct, n),
-        Estimate(point[0], ba_low if point[0] is not None else None,
-                 ba_high if point[0] is not None else None, n),
+        tuple(labels),
+        matrix,
+        proportion(correct, n),
+        Estimate(
+            point[0],
+            ba_low if point[0] is not None else None,
+            ba_high if point[0] is not None else None,
+            n,
+        ),
         tuple(scores),
-    )  # fmt: skip
+    )
 
 
 # --- citations: validity, ALCE-style recall and precision ---------------------------------

@@ -57,9 +57,11 @@ def text_report(summary: dict[str, Any]) -> str:
     """The summary as a few aligned lines for a terminal."""
     ds = summary["dataset"]
     backend = summary.get("backend")
-    head = (f"{ds['kind']} ({ds['task']}): {summary['examples']} examples"
-            f"{', backend ' + backend['name'] + ' ' + backend['version'] if backend else ''}"
-            f", {summary['seconds']:.1f}s, seed {summary['seed']}")  # fmt: skip
+    head = (
+        f"{ds['kind']} ({ds['task']}): {summary['examples']} examples"
+        f"{', backend ' + backend['name'] + ' ' + backend['version'] if backend else ''}"
+        f", {summary['seconds']:.1f}s, seed {summary['seed']}"
+    )
     lines = [head]
     if ds["skipped"]:
         lines.append("skipped: " + ", ".join(f"{k} {v}" for k, v in ds["skipped"].items()))
@@ -70,18 +72,26 @@ def text_report(summary: dict[str, Any]) -> str:
     metrics = summary["metrics"]
     if summary["dataset"]["task"] == "pairs":
         ent = metrics["entailment"]
-        lines.append("  per label: " + "; ".join(
-            f"{label} P {_num(s['precision']['value'])} R {_num(s['recall']['value'])} "
-            f"F1 {_num(s['f1']['value'])} (support {s['support']})"
-            for label, s in ent["per_label"].items()))  # fmt: skip
-        lines.append(f"  pairs/s {_num(metrics.get('pairs_per_second'))}, "
-                     f"judgement errors {metrics['judgement_errors']}")  # fmt: skip
+        lines.append(
+            "  per label: "
+            + "; ".join(
+                f"{label} P {_num(s['precision']['value'])} R {_num(s['recall']['value'])} "
+                f"F1 {_num(s['f1']['value'])} (support {s['support']})"
+                for label, s in ent["per_label"].items()
+            )
+        )
+        lines.append(
+            f"  pairs/s {_num(metrics.get('pairs_per_second'))}, "
+            f"judgement errors {metrics['judgement_errors']}"
+        )
     else:
         lines.append("  statuses: " + ", ".join(f"{k} {v}" for k, v in metrics["statuses"].items()))
     for check in summary.get("fail_under", []):
         state = "ok" if check["passed"] else "FAILED"
-        lines.append(f"  fail-under {check['metric']} >= {check['threshold']}: "
-                     f"{_num(check['value'])} {state}")  # fmt: skip
+        lines.append(
+            f"  fail-under {check['metric']} >= {check['threshold']}: "
+            f"{_num(check['value'])} {state}"
+        )
     return "\n".join(lines)
 
 
@@ -129,8 +139,14 @@ def _confusion_plot(plt: Any, entry: dict[str, Any], title: str) -> str:
         peak = max((v for row in matrix for v in row), default=0)
         for i, row in enumerate(matrix):
             for j, v in enumerate(row):
-                ax.text(j, i, str(v), ha="center", va="center",
-                        color="white" if peak and v > peak / 2 else "black")  # fmt: skip
+                ax.text(
+                    j,
+                    i,
+                    str(v),
+                    ha="center",
+                    va="center",
+                    color="white" if peak and v > peak / 2 else "black",
+                )
         return _png(fig)
     finally:
         plt.close(fig)
@@ -159,8 +175,10 @@ def _bars_plot(plt: Any, rows: Sequence[tuple[str, dict[str, Any]]], title: str)
 
 def _classification_html(plt: Any, entry: dict[str, Any], title: str) -> str:
     per = entry["per_label"]
-    rows = [(label, s["support"], s["predicted"], _ci(s["precision"]), _ci(s["recall"]),
-             _ci(s["f1"])) for label, s in per.items()]  # fmt: skip
+    rows = [
+        (label, s["support"], s["predicted"], _ci(s["precision"]), _ci(s["recall"]), _ci(s["f1"]))
+        for label, s in per.items()
+    ]
     f1_rows = [(f"F1 {label}", s["f1"]) for label, s in per.items()]
     f1_rows.append(("balanced accuracy", entry["balanced_accuracy"]))
     return (
@@ -223,14 +241,26 @@ def html_report(summary: dict[str, Any]) -> str:
         parts.append(f"<p class='note'>skipped: {_e(ds['skipped'])}</p>")
     rows = metric_rows(summary)
     parts.append("<h2>metrics (95% confidence intervals)</h2>")
-    parts.append(_table(("metric", "value", "low", "high", "n"), [
-        (label, _num(e.get("value")), _num(e.get("low")), _num(e.get("high")), e.get("n"))
-        for label, e in rows
-    ]))  # fmt: skip
+    parts.append(
+        _table(
+            ("metric", "value", "low", "high", "n"),
+            [
+                (label, _num(e.get("value")), _num(e.get("low")), _num(e.get("high")), e.get("n"))
+                for label, e in rows
+            ],
+        )
+    )
     if summary.get("fail_under"):
-        parts.append("<h2>gates</h2>" + _table(("metric", "threshold", "value", "passed"), [
-            (c["metric"], c["threshold"], _num(c["value"]), c["passed"])
-            for c in summary["fail_under"]]))  # fmt: skip
+        parts.append(
+            "<h2>gates</h2>"
+            + _table(
+                ("metric", "threshold", "value", "passed"),
+                [
+                    (c["metric"], c["threshold"], _num(c["value"]), c["passed"])
+                    for c in summary["fail_under"]
+                ],
+            )
+        )
     parts.append(_task_html(plt, summary, rows))
     parts.append("<p class='note'>Metric definitions: docs/evaluation.md.</p></body></html>")
     return "".join(parts)
@@ -244,25 +274,46 @@ def _task_html(plt: Any, summary: dict[str, Any], rows: list[tuple[str, dict[str
         if groups:
             out += "<h2>balanced accuracy by sub-dataset</h2>" + _table(
                 ("sub-dataset", "balanced accuracy [95% CI]", "n"),
-                [(g, _ci(e), e["n"]) for g, e in groups.items()])  # fmt: skip
-        out += f"<p>pairs/s: {_e(metrics.get('pairs_per_second'))}; judgement errors: " \
-               f"{_e(metrics['judgement_errors'])}</p>"  # fmt: skip
+                [(g, _ci(e), e["n"]) for g, e in groups.items()],
+            )
+        out += (
+            f"<p>pairs/s: {_e(metrics.get('pairs_per_second'))}; judgement errors: "
+            f"{_e(metrics['judgement_errors'])}</p>"
+        )
         out += "<h2>disagreements (first rows)</h2>" + _table(
             ("id", "claim", "quote", "gold", "original", "predicted", "score", "detail", "error"),
-            [(d["id"], d["claim"], d["quote"], d["gold"], d["original"], d["predicted"],
-              d["score"], d["detail"], d["error"]) for d in metrics["disagreements"]])  # fmt: skip
+            [
+                (
+                    d["id"],
+                    d["claim"],
+                    d["quote"],
+                    d["gold"],
+                    d["original"],
+                    d["predicted"],
+                    d["score"],
+                    d["detail"],
+                    d["error"],
+                )
+                for d in metrics["disagreements"]
+            ],
+        )
         return out
     out = '<div class="plots">' + _bars_plot(plt, rows, "answer metrics, 95% CI") + "</div>"
     out += "<h2>statuses</h2>" + _table(("status", "answers"), list(metrics["statuses"].items()))
-    for key, title in (("claim_support", "claim support (gold labels)"),
-                       ("citation_needed", "citation needed (gold labels)")):  # fmt: skip
+    for key, title in (
+        ("claim_support", "claim support (gold labels)"),
+        ("citation_needed", "citation needed (gold labels)"),
+    ):
         if key in metrics:
             out += _classification_html(plt, metrics[key], title)
     if metrics.get("unsupported_claims"):
         out += "<h2>claims their citations do not support (first rows)</h2>" + _table(
             ("example", "claim", "kept", "evidence"),
-            [(u["example"], u["claim"], u["kept"], u["evidence"])
-             for u in metrics["unsupported_claims"]])  # fmt: skip
+            [
+                (u["example"], u["claim"], u["kept"], u["evidence"])
+                for u in metrics["unsupported_claims"]
+            ],
+        )
     return out
 
 

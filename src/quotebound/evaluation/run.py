@@ -83,16 +83,21 @@ def judge_pairs(
         chunk = pairs[start : start + batch]
         judgements = backend.judge_many([(p.claim, p.quote) for p in chunk])
         if len(judgements) != len(chunk):
-            raise InputError(f"backend {backend.name} returned {len(judgements)} judgements "
-                             f"for {len(chunk)} pairs")  # fmt: skip
-        out += (PairResult(p, j, predicted_label(j, labels))
-                for p, j in zip(chunk, judgements, strict=True))  # fmt: skip
+            raise InputError(
+                f"backend {backend.name} returned {len(judgements)} judgements "
+                f"for {len(chunk)} pairs"
+            )
+        out += (
+            PairResult(p, j, predicted_label(j, labels))
+            for p, j in zip(chunk, judgements, strict=True)
+        )
         tick(len(chunk))
     return out
 
 
-def pair_summary(results: Sequence[PairResult], labels: Sequence[str], seed: int,
-                 seconds: float) -> dict[str, Any]:  # fmt: skip
+def pair_summary(
+    results: Sequence[PairResult], labels: Sequence[str], seed: int, seconds: float
+) -> dict[str, Any]:
     gold = [r.example.gold for r in results]
     pred = [r.predicted for r in results]
     scores = m.classification(gold, pred, labels, seed)
@@ -101,10 +106,11 @@ def pair_summary(results: Sequence[PairResult], labels: Sequence[str], seed: int
         if r.example.group:
             groups.setdefault(r.example.group, []).append(r)
     by_group = {
-        name: m.classification([r.example.gold for r in rs], [r.predicted for r in rs],
-                               labels, seed).balanced_accuracy.to_dict()
+        name: m.classification(
+            [r.example.gold for r in rs], [r.predicted for r in rs], labels, seed
+        ).balanced_accuracy.to_dict()
         for name, rs in sorted(groups.items())
-    }  # fmt: skip
+    }
     wrong = [r for r in results if r.predicted != r.example.gold]
     return {
         "entailment": scores.to_dict(),
@@ -112,13 +118,20 @@ def pair_summary(results: Sequence[PairResult], labels: Sequence[str], seed: int
         "judgement_errors": sum(r.judgement.error is not None for r in results),
         "pairs_per_second": len(results) / seconds if seconds > 0 else None,
         "disagreements": [
-            {"id": r.example.id, "claim": r.example.claim, "quote": r.example.quote[:600],
-             "gold": r.example.gold, "original": r.example.original, "predicted": r.predicted,
-             "score": round(r.judgement.score, 4), "detail": r.judgement.detail,
-             "error": r.judgement.error}
+            {
+                "id": r.example.id,
+                "claim": r.example.claim,
+                "quote": r.example.quote[:600],
+                "gold": r.example.gold,
+                "original": r.example.original,
+                "predicted": r.predicted,
+                "score": round(r.judgement.score, 4),
+                "detail": r.judgement.detail,
+                "error": r.judgement.error,
+            }
             for r in wrong[:DETAIL_ROWS]
         ],
-    }  # fmt: skip
+    }
 
 
 # --- answers ---------------------------------------------------------------------------------
@@ -146,11 +159,13 @@ def outcome_of_output(example: AnswerExample) -> AnswerOutcome:
         raise InputError(f"example {example.id} has no output to verify")
     ws = WorkingSet(example.sources)
     if example.error is not None:
-        return AnswerOutcome(example, ws, None, None, "provider_error", abstained=False,
-                             error=example.error)  # fmt: skip
+        return AnswerOutcome(
+            example, ws, None, None, "provider_error", abstained=False, error=example.error
+        )
     verdict = verify(ws, example.output, example.format)
-    return AnswerOutcome(example, ws, verdict, verdict, verdict.status,
-                         abstained=not verdict.kept_claims)  # fmt: skip
+    return AnswerOutcome(
+        example, ws, verdict, verdict, verdict.status, abstained=not verdict.kept_claims
+    )
 
 
 def provider_error_of(trace: TraceRecord) -> str | None:
@@ -174,12 +189,24 @@ def outcome_of_trace(trace: TraceRecord) -> AnswerOutcome:
     first = None if stored is None else Verdict.from_dict(stored, f"trace {trace.id}: verdict")
     status = trace.status or (served.status if served is not None else "unknown")
     output = served_output(trace)
-    example = AnswerExample(trace.id, trace.question, tuple(s.to_source() for s in trace.sources),
-                            output, served.format if served is not None else "auto")  # fmt: skip
+    example = AnswerExample(
+        trace.id,
+        trace.question,
+        tuple(s.to_source() for s in trace.sources),
+        output,
+        served.format if served is not None else "auto",
+    )
     error = provider_error_of(trace)
-    return AnswerOutcome(example, trace.working_set(), first, served, status,
-                         abstained=error is None and status == "abstained", error=error,
-                         trace_id=trace.id)  # fmt: skip
+    return AnswerOutcome(
+        example,
+        trace.working_set(),
+        first,
+        served,
+        status,
+        abstained=error is None and status == "abstained",
+        error=error,
+        trace_id=trace.id,
+    )
 
 
 def run_pipeline(
@@ -193,15 +220,18 @@ def run_pipeline(
     from ..store import open_store
 
     out: list[AnswerOutcome] = []
-    with tempfile.TemporaryDirectory(prefix="quotebound-eval-") as tmp, \
-            open_store(f"sqlite:///{tmp}/eval.db") as store:  # fmt: skip
+    with (
+        tempfile.TemporaryDirectory(prefix="quotebound-eval-") as tmp,
+        open_store(f"sqlite:///{tmp}/eval.db") as store,
+    ):
         for n, ex in enumerate(examples):
             text = "\n\n".join(s.text for s in ex.sources)
             doc = LoadedDocument(f"{n}.txt", text, "text/plain", title=ex.title)
             store.ingest(f"q{n}", doc, chunk_document(doc, max_chars=600, min_chars=150))
         for n, ex in enumerate(examples):
-            answer = ask(ex.question, store, provider, AskOptions(corpora=[f"q{n}"],
-                                                                  max_tokens=700))  # fmt: skip
+            answer = ask(
+                ex.question, store, provider, AskOptions(corpora=[f"q{n}"], max_tokens=700)
+            )
             trace = store.get_trace(answer.trace_id) if answer.trace_id else None
             outcome = outcome_of_trace(trace) if trace is not None else None
             if outcome is None:
@@ -284,8 +314,11 @@ def answer_summary(
     answered = [o for o in outcomes if o.error is None]
     first_ok, first_valid, first_total = _count_citations([o.first for o in outcomes])
     served_ok, served_valid, served_total = _count_citations([o.served for o in outcomes])
-    gold = [(bool(o.example.answerable), o.abstained) for o in answered
-            if o.example.answerable is not None]  # fmt: skip
+    gold = [
+        (bool(o.example.answerable), o.abstained)
+        for o in answered
+        if o.example.answerable is not None
+    ]
     summary: dict[str, Any] = {
         "statuses": _tally(o.status for o in outcomes),
         "provider_errors": len(outcomes) - len(answered),
@@ -293,10 +326,11 @@ def answer_summary(
         "served_citation_validity": m.citation_validity(served_ok, served_total).to_dict(),
         "citation_checks_passed": m.proportion(first_valid, first_total).to_dict(),
         "served_citation_checks_passed": m.proportion(served_valid, served_total).to_dict(),
-        "abstention_rate": m.proportion(sum(o.abstained for o in answered),
-                                        len(answered)).to_dict(),
+        "abstention_rate": m.proportion(
+            sum(o.abstained for o in answered), len(answered)
+        ).to_dict(),
         **m.abstention(gold).to_dict(),
-    }  # fmt: skip
+    }
     repaired = [o.extra["repaired"] for o in answered if "repaired" in o.extra]
     if repaired:
         summary["repair_rate"] = m.proportion(sum(repaired), len(repaired)).to_dict()
@@ -327,8 +361,9 @@ def _alce_summary(
         labels = o.example.claims  # lengths checked by check_labels
         for n, claim in enumerate(claims):
             cits = claim.citations
-            cited = m.CitedClaim(claim.text, tuple(citation_evidence(c, o.working_set)
-                                                   for c in cits))  # fmt: skip
+            cited = m.CitedClaim(
+                claim.text, tuple(citation_evidence(c, o.working_set) for c in cits)
+            )
             score = m.score_claim(cited, judge.entails)
             scores.append(score)
             if claim.kept:
@@ -348,8 +383,9 @@ def _alce_summary(
             union = m.join_evidence(cited.evidence)
             if gold.support is not None:
                 support_gold.append(gold.support)
-                support_pred.append(judge.judge(claim.text, union).label
-                                    if union is not None else "unrelated")  # fmt: skip
+                support_pred.append(
+                    judge.judge(claim.text, union).label if union is not None else "unrelated"
+                )
             for i, needed in enumerate(gold.needed):
                 if needed is None:
                     continue
@@ -366,19 +402,22 @@ def _alce_summary(
         "unsupported_claims": unsupported,
     }
     if support_gold:
-        out["claim_support"] = m.classification(support_gold, support_pred, THREE_LABELS,
-                                                seed).to_dict()  # fmt: skip
+        out["claim_support"] = m.classification(
+            support_gold, support_pred, THREE_LABELS, seed
+        ).to_dict()
     if needed_gold:
-        out["citation_needed"] = m.classification(needed_gold, needed_pred, NEEDED_LABELS,
-                                                  seed).to_dict()  # fmt: skip
+        out["citation_needed"] = m.classification(
+            needed_gold, needed_pred, NEEDED_LABELS, seed
+        ).to_dict()
     return out
 
 
 # --- the summary -----------------------------------------------------------------------------
 
 
-def base_summary(dataset: Dataset | None, backend: Backend | None, seed: int,
-                 source: str) -> dict[str, Any]:  # fmt: skip
+def base_summary(
+    dataset: Dataset | None, backend: Backend | None, seed: int, source: str
+) -> dict[str, Any]:
     return {
         "dataset": {
             "source": source,
@@ -387,14 +426,14 @@ def base_summary(dataset: Dataset | None, backend: Backend | None, seed: int,
             "task": dataset.task if dataset else "answers",
             "skipped": dataset.skipped if dataset else {},
         },
-        "backend": None if backend is None else {"name": backend.name,
-                                                 "version": backend.version},
+        "backend": None if backend is None else {"name": backend.name, "version": backend.version},
         "seed": seed,
-    }  # fmt: skip
+    }
 
 
-def evaluate_pairs(dataset: Dataset, backend: Backend, seed: int,
-                   tick: Tick = _quiet) -> dict[str, Any]:  # fmt: skip
+def evaluate_pairs(
+    dataset: Dataset, backend: Backend, seed: int, tick: Tick = _quiet
+) -> dict[str, Any]:
     started = time.perf_counter()
     results = judge_pairs(dataset.pairs, backend, dataset.labels, tick)
     seconds = time.perf_counter() - started
@@ -435,10 +474,19 @@ def _value(entry: Any) -> float | None:
     return float(entry["value"])
 
 
-ANSWER_METRICS = ("citation_validity", "served_citation_validity", "citation_checks_passed",
-                  "served_citation_checks_passed", "citation_recall", "citation_precision",
-                  "kept_claim_support", "abstention_rate", "false_abstention_rate",
-                  "missed_abstention_rate", "repair_rate")  # fmt: skip
+ANSWER_METRICS = (
+    "citation_validity",
+    "served_citation_validity",
+    "citation_checks_passed",
+    "served_citation_checks_passed",
+    "citation_recall",
+    "citation_precision",
+    "kept_claim_support",
+    "abstention_rate",
+    "false_abstention_rate",
+    "missed_abstention_rate",
+    "repair_rate",
+)
 
 
 def flat_metrics(summary: dict[str, Any]) -> dict[str, float | None]:
@@ -512,11 +560,13 @@ def unmeasurable(dataset: Dataset | None, with_backend: bool) -> dict[str, str]:
     claim_labels = [c for a in answers for c in a.claims or ()]
     gold = {a.answerable for a in answers}
     lacking = {
-        "support_": "has no labels.claims[].support" if not any(
-            c.support is not None for c in claim_labels) else None,
-        "needed_": "has no labels.claims[].citations[].needed" if not any(
-            v is not None for c in claim_labels for v in c.needed) else None,
-    }  # fmt: skip
+        "support_": "has no labels.claims[].support"
+        if not any(c.support is not None for c in claim_labels)
+        else None,
+        "needed_": "has no labels.claims[].citations[].needed"
+        if not any(v is not None for c in claim_labels for v in c.needed)
+        else None,
+    }
     for name in names:
         prefix = next((p for p in lacking if name.startswith(p)), None)
         if not with_backend and (name in ENTAILMENT_METRICS or prefix is not None):
@@ -526,8 +576,9 @@ def unmeasurable(dataset: Dataset | None, with_backend: bool) -> dict[str, str]:
     if True not in gold:
         out["answered_when_answerable"] = f"{what} has no answerable example (labels.answerable)"
     if False not in gold:
-        out["abstained_when_unanswerable"] = (f"{what} has no unanswerable example "
-                                              "(labels.answerable)")  # fmt: skip
+        out["abstained_when_unanswerable"] = (
+            f"{what} has no unanswerable example (labels.answerable)"
+        )
     if dataset is None or dataset.kind != "clapnq":
         out["first_pass_rate"] = "only a CLAPNQ run (the answer pipeline) has a repair turn"
     return out

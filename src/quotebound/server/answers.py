@@ -35,9 +35,13 @@ def run_ask(
 ) -> Answer:
     """One answer, in the ask pool (never in the request threadpool)."""
     options = AskOptions(
-        corpora=body.corpus, groups=key.groups, format=body.format, limit=body.limit,
-        budget_chars=body.budget, owner=key.id,
-    )  # fmt: skip
+        corpora=body.corpus,
+        groups=key.groups,
+        format=body.format,
+        limit=body.limit,
+        budget_chars=body.budget,
+        owner=key.id,
+    )
     provider = state.model.get()
     guard = nullcontext() if provider.thread_safe else state.model.call_lock
     with guard, state.stores.checkout() as db:
@@ -58,9 +62,10 @@ def stream_answer(state: ServerState, body: AskIn, key: ApiKey) -> StreamingResp
 
     state.start(_answer_into, state, body, key, put)
     return StreamingResponse(
-        _stream(events), media_type="text/event-stream",
+        _stream(events),
+        media_type="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-    )  # fmt: skip
+    )
 
 
 def _answer_into(state: ServerState, body: AskIn, key: ApiKey, put: _Put) -> None:
@@ -97,8 +102,14 @@ def _sse(event: str, data: dict[str, Any]) -> str:
 def _claim_events(answer: Answer) -> Iterator[str]:
     for index, claim in enumerate(answer.claims):
         cards = [c.to_dict() for c in answer.cards if c.number in claim.cards]
-        yield _sse("claim", {
-            "index": index, "text": claim.text, "cards": cards,
-            "cites": [x.to_dict() for x in claim.cites], "verified": True,
-            "trace_id": answer.trace_id,
-        })  # fmt: skip
+        yield _sse(
+            "claim",
+            {
+                "index": index,
+                "text": claim.text,
+                "cards": cards,
+                "cites": [x.to_dict() for x in claim.cites],
+                "verified": True,
+                "trace_id": answer.trace_id,
+            },
+        )

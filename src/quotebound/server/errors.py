@@ -27,10 +27,17 @@ from ..errors import QuoteboundError, StoreError
 log = logging.getLogger("quotebound.server")
 
 _STATUS_CODES = {
-    400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-    405: "method_not_allowed", 413: "too_large", 415: "unsupported_media_type",
-    422: "invalid_request", 500: "internal", 503: "unavailable",
-}  # fmt: skip
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "too_large",
+    415: "unsupported_media_type",
+    422: "invalid_request",
+    500: "internal",
+    503: "unavailable",
+}
 
 STORE_UNAVAILABLE = "the store is unavailable; the server log has the details"
 PROVIDER_UNAVAILABLE = "the model is unavailable; the server log has the details"

@@ -37,8 +37,9 @@ def _asset(name: str) -> bytes:
 
 @router.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
 def page() -> Response:
-    return Response(_asset("index.html"), media_type="text/html; charset=utf-8",
-                    headers=_PAGE_HEADERS)  # fmt: skip
+    return Response(
+        _asset("index.html"), media_type="text/html; charset=utf-8", headers=_PAGE_HEADERS
+    )
 
 
 @router.api_route("/static/{name}", methods=["GET", "HEAD"], include_in_schema=False)

@@ -58,9 +58,10 @@ def caller(request: Request, state: State) -> ApiKey:
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise ApiError(
-            401, "unauthorized",
+            401,
+            "unauthorized",
             "send Authorization: Bearer KEY (create a key with: quotebound keys create)",
-        )  # fmt: skip
+        )
     with state.stores.checkout() as db:  # given back at once: an ask may wait a long time
         key = db.authenticate(token.strip())
     if key is None:
@@ -139,11 +140,17 @@ def list_traces(
     out = []
     summaries = db.list_traces(key.id, limit)
     for trace in db.get_traces([s.id for s in summaries], owner=key.id):
-        out.append({
-            "id": trace.id, "created_at": trace.created_at, "question": trace.question,
-            "status": trace.status, "model": trace.model, "claims": claims_view(trace),
-            "sources": [{"id": s.id, "key": s.key, "title": s.title} for s in trace.sources],
-        })  # fmt: skip
+        out.append(
+            {
+                "id": trace.id,
+                "created_at": trace.created_at,
+                "question": trace.question,
+                "status": trace.status,
+                "model": trace.model,
+                "claims": claims_view(trace),
+                "sources": [{"id": s.id, "key": s.key, "title": s.title} for s in trace.sources],
+            }
+        )
     return {"traces": out}
 
 

@@ -48,8 +48,10 @@ class VerifyIn(_Body):
     policy: PolicyIn | None = None
 
 
-_Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000,
-                                         pattern=r"^[^\x00]*$")]  # fmt: skip
+_Text = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=4000, pattern=r"^[^\x00]*$"),
+]
 _Name = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[^\x00]*$")]
 
 

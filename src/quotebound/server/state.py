@@ -152,8 +152,12 @@ class ServerState:
     def admit(self) -> None:
         """Take a place for one question, or refuse it at once: 503 ``busy``."""
         if not self.admission.enter():
-            raise ApiError(503, "busy", f"{self.config.max_waiting} questions are already "
-                           "waiting; retry shortly", {"Retry-After": "5"})  # fmt: skip
+            raise ApiError(
+                503,
+                "busy",
+                f"{self.config.max_waiting} questions are already waiting; retry shortly",
+                {"Retry-After": "5"},
+            )
 
     def release(self, _: object = None) -> None:
         """Give back the place ``admit`` took (also a Future's done callback)."""

@@ -41,9 +41,12 @@ def _now() -> str:
 
 def _key(row: Sequence[Any]) -> ApiKey:
     return ApiKey(
-        id=row[0], name=row[1], groups=tuple(json.loads(row[2])), created_at=row[3],
+        id=row[0],
+        name=row[1],
+        groups=tuple(json.loads(row[2])),
+        created_at=row[3],
         revoked_at=row[4],
-    )  # fmt: skip
+    )
 
 
 class AccessMixin:

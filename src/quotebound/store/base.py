@@ -81,9 +81,18 @@ class TraceSource:
         version: int | None = None,
     ) -> TraceSource:
         return cls(
-            src.id, src.text, src.key, src.title, src.url, src.updated, src.kind, src.page,
-            start, end, version,
-        )  # fmt: skip
+            src.id,
+            src.text,
+            src.key,
+            src.title,
+            src.url,
+            src.updated,
+            src.kind,
+            src.page,
+            start,
+            end,
+            version,
+        )
 
     @classmethod
     def of_pack(cls, packed: Pack) -> tuple[TraceSource, ...]:

@@ -140,8 +140,12 @@ def _attempt_errors(dialect: str) -> Migration:
 
 
 _MIGRATIONS: tuple[Callable[[str], Migration], ...] = (
-    _corpus, _traces, _api_keys, _term_sizes, _attempt_errors,
-)  # fmt: skip
+    _corpus,
+    _traces,
+    _api_keys,
+    _term_sizes,
+    _attempt_errors,
+)
 
 
 def migrations(dialect: str) -> list[Migration]:

@@ -83,7 +83,9 @@ def _redact(url: str) -> str:
         user = creds.split(":", 1)[0]
         netloc = f"{user}:***@{host}" if ":" in creds else f"{user}@{host}"
     query = urllib.parse.urlencode(
-        [(k, "***" if k.lower() == "password" else v)
-         for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)]
-    )  # fmt: skip
+        [
+            (k, "***" if k.lower() == "password" else v)
+            for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+        ]
+    )
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))

@@ -396,18 +396,37 @@ class SQLStore(AccessMixin, Store):
         with self._tx() as cur:
             prompt_hash = None if trace.prompt is None else self._text(cur, trace.prompt)
             row = (
-                trace.id, trace.created_at, trace.question, trace.model, trace.corpus,
-                trace.status, trace.owner, prompt_hash, json.dumps(trace.timings),
-                json.dumps(trace.counts), json.dumps(list(trace.retrieved)),
-            )  # fmt: skip
+                trace.id,
+                trace.created_at,
+                trace.question,
+                trace.model,
+                trace.corpus,
+                trace.status,
+                trace.owner,
+                prompt_hash,
+                json.dumps(trace.timings),
+                json.dumps(trace.counts),
+                json.dumps(list(trace.retrieved)),
+            )
             cur.execute(
                 self._sql(f"INSERT INTO traces ({_TRACE_COLUMNS}) VALUES ({_marks(11)})"), row
             )
             for position, src in enumerate(trace.sources):
                 source_row = (
-                    trace.id, position, src.id, self._text(cur, src.text), src.key, src.title,
-                    src.url, src.updated, src.kind, src.page, src.start, src.end, src.version,
-                )  # fmt: skip
+                    trace.id,
+                    position,
+                    src.id,
+                    self._text(cur, src.text),
+                    src.key,
+                    src.title,
+                    src.url,
+                    src.updated,
+                    src.kind,
+                    src.page,
+                    src.start,
+                    src.end,
+                    src.version,
+                )
                 cur.execute(
                     self._sql(
                         f"INSERT INTO trace_sources ({_SOURCE_COLUMNS}) VALUES ({_marks(13)})"

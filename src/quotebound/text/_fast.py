@@ -349,9 +349,20 @@ class TextCache:
     """
 
     __slots__ = (
-        "_by_id", "_evidence", "_id_tokens", "_index", "_inert", "_joined", "_joined_low",
-        "_light", "_low", "_mixed", "_normalized", "ids", "texts",
-    )  # fmt: skip
+        "_by_id",
+        "_evidence",
+        "_id_tokens",
+        "_index",
+        "_inert",
+        "_joined",
+        "_joined_low",
+        "_light",
+        "_low",
+        "_mixed",
+        "_normalized",
+        "ids",
+        "texts",
+    )
 
     def __init__(self, ids: tuple[str, ...], texts: tuple[str, ...], by_id: dict[str, int]):
         self.ids, self.texts, self._by_id = ids, texts, by_id
@@ -442,10 +453,11 @@ class TextCache:
         if self._id_tokens is None:
             self._id_tokens = frozenset(
                 # an ASCII id without '&' normalises by lower case and spacing alone
-                " ".join(sid.lower().split()) if sid.isascii() and "&" not in sid
+                " ".join(sid.lower().split())
+                if sid.isascii() and "&" not in sid
                 else normalize(sid)
                 for sid in self.ids
-            )  # fmt: skip
+            )
         return self._id_tokens
 
     def prepare(self) -> None:

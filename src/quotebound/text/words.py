@@ -115,4 +115,3 @@ def count_words(trimmed: str) -> int:
     if trimmed.isascii():  # in C: drop all but letters, digits and spaces, count what is left
         return len(trimmed.encode().translate(None, _NOT_ALNUM_OR_SPACE).split())
     return len(_WORD.findall(trimmed))
-
