@@ -124,7 +124,7 @@ class WorkingSet:
             by_id[src.id] = index
         self.sources = items
         self._by_id = by_id
-        self._cache = TextCache(tuple(by_id), tuple(s.text for s in items), by_id)
+        self._cache = TextCache(items, by_id)
 
     @classmethod
     def from_dicts(cls, items: Iterable[Mapping[str, Any]]) -> WorkingSet:
@@ -153,7 +153,7 @@ class WorkingSet:
     @property
     def ids(self) -> tuple[str, ...]:
         """The allowed ids, in the order sent."""
-        return self._cache.ids
+        return tuple(self._by_id)  # (a dict keeps the order its keys were added in)
 
     def get(self, source_id: str) -> Source | None:
         """The source with exactly this id, or None: no fuzzy matching, ever."""

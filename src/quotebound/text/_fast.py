@@ -17,8 +17,9 @@ from __future__ import annotations
 import html
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate
+from typing import Protocol
 
 from .normalize import (
     _REFERENCE,
@@ -337,6 +338,16 @@ def _in_reference(low: bytes, i: int) -> bool:
     return amp >= 0 and low[amp + 1 : i + 1].lstrip(b"#").isalnum()
 
 
+class Text(Protocol):
+    """What the cache reads of a source: its id and its text (``sources.Source`` has both)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+
 class TextCache:
     """What the verifier derives from a working set's texts, each computed once, on first
     use, so that verifying costs nothing for texts that are never cited: normalised forms
@@ -354,18 +365,18 @@ class TextCache:
         "_id_tokens",
         "_index",
         "_inert",
+        "_items",
         "_joined",
         "_joined_low",
         "_light",
         "_low",
         "_mixed",
         "_normalized",
-        "ids",
-        "texts",
     )
 
-    def __init__(self, ids: tuple[str, ...], texts: tuple[str, ...], by_id: dict[str, int]):
-        self.ids, self.texts, self._by_id = ids, texts, by_id
+    def __init__(self, items: Sequence[Text], by_id: Mapping[str, int]) -> None:
+        # (held, not copied: a working set is made per answer, and most texts are never read)
+        self._items, self._by_id = items, by_id
         self._normalized: dict[str, NormalizedText] = {}
         self._evidence: dict[str, Evidence] = {}
         self._id_tokens: frozenset[str] | None = None
@@ -381,7 +392,7 @@ class TextCache:
         """The normalised text of ``sid`` (computed on first use)."""
         cached = self._normalized.get(sid)
         if cached is None:
-            cached = NormalizedText(self.texts[self._by_id[sid]])
+            cached = NormalizedText(self._items[self._by_id[sid]].text)
             self._normalized[sid] = cached
         return cached
 
@@ -393,7 +404,7 @@ class TextCache:
         if cached is None:
             position = self._by_id[sid]
             if self._is_inert(sid, position):
-                done, span = locate_inert(self.texts[position], self._lowered(sid), needle)
+                done, span = locate_inert(self._items[position].text, self._lowered(sid), needle)
                 if done:
                     return span
         return self.normalized(sid).locate(needle)
@@ -401,14 +412,14 @@ class TextCache:
     def _is_inert(self, sid: str, position: int) -> bool:
         inert = self._inert.get(sid)
         if inert is None:
-            inert = self._inert[sid] = inert_text(self.texts[position])
+            inert = self._inert[sid] = inert_text(self._items[position].text)
         return inert
 
     def _lowered(self, sid: str) -> bytes:
         low = self._low.get(sid)
         if low is None:
             position = self._by_id[sid]
-            text = self.texts[position]
+            text = self._items[position].text
             if self._joined_low is not None and self._joined is not None:
                 start = self._joined[1][position]  # a slice of the joined scan's
                 low = self._joined_low[start : start + len(text)]
@@ -422,7 +433,7 @@ class TextCache:
         call each over their texts joined, the texts not normalised yet that a verdict is about
         to search: the cited ones. The same flags and bytes as one by one, for less. Texts
         judged not inert together are left to be judged one by one."""
-        if len(self._normalized) == len(self.texts):
+        if len(self._normalized) == len(self._items):
             return  # (prepared: every text is normalised already)
         todo = [
             sid
@@ -431,7 +442,7 @@ class TextCache:
         ]
         if len(todo) < 2:
             return
-        texts = [self.texts[self._by_id[sid]] for sid in todo]
+        texts = [self._items[self._by_id[sid]].text for sid in todo]
         joined = "\x00".join(texts)
         if any(sid not in self._inert for sid in todo) and inert_text(joined):
             self._inert.update(dict.fromkeys(todo, True))
@@ -456,7 +467,7 @@ class TextCache:
                 " ".join(sid.lower().split())
                 if sid.isascii() and "&" not in sid
                 else normalize(sid)
-                for sid in self.ids
+                for sid in self._by_id
             )
         return self._id_tokens
 
@@ -467,8 +478,8 @@ class TextCache:
         time that does not grow with the number of texts.
         """
         index: dict[str, set[int]] = {}
-        for position, sid in enumerate(self.ids):
-            for word in set(_ASCII_WORD.findall(self.normalized(sid).text)):
+        for position, item in enumerate(self._items):
+            for word in set(_ASCII_WORD.findall(self.normalized(item.id).text)):
                 index.setdefault(word, set()).add(position)
         self._index = index
 
@@ -483,19 +494,19 @@ class TextCache:
         by its normalised text computed without the offset map where that is possible.
         """
         last = needles[-1]
-        positions: Iterable[int] = range(len(self.texts))
+        positions: Iterable[int] = range(len(self._items))
         if self._index is not None:
             indexed = self._indexed(last)
             if indexed is not None:
                 positions = indexed
-        elif len(self.texts) > 2 and (words := _ASCII_ALNUM.findall(last)):
+        elif len(self._items) > 2 and (words := _ASCII_ALNUM.findall(last)):
             digits = _ASCII_DIGITS.findall(last)
             key = max(digits or words, key=len)
             positions = sorted(self._holding(key, bool(digits)).union(self._mixed))
         runs: list[bytes] | None = None  # the needle's ASCII runs, read when first needed
         longest = 0
         for position in positions:
-            sid = self.ids[position]
+            sid = self._items[position].id
             if sid == exclude:
                 continue
             if sid not in self._normalized:
@@ -509,7 +520,7 @@ class TextCache:
                         return sid
                     continue
                 if sid not in self._light:
-                    self._light[sid] = normalize_regular(self.texts[position])
+                    self._light[sid] = normalize_regular(self._items[position].text)
                 light = self._light[sid]
                 if light is not None and not any(n in light for n in needles):
                     continue
@@ -542,17 +553,18 @@ class TextCache:
         lookup. Digits are found in the texts as they are: nothing is lower-cased for them.
         """
         if self._joined is None:
-            texts = self.texts
+            texts = [item.text for item in self._items]
             starts = list(accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
             self._joined = ("\x00".join(texts), starts)
-            unknown = [p for p, sid in enumerate(self.ids) if sid not in self._inert]
+            ids = [item.id for item in self._items]
+            unknown = [p for p, sid in enumerate(ids) if sid not in self._inert]
             if 8 * (len(texts) - len(unknown)) < len(texts):
                 together = self._joined[0]  # few known: judge them all, no second join
             else:
                 together = "\x00".join(texts[p] for p in unknown)
             if unknown and inert_text(together):
-                self._inert.update(dict.fromkeys((self.ids[p] for p in unknown), True))
-            self._mixed = [p for p, sid in enumerate(self.ids) if not self._is_inert(sid, p)]
+                self._inert.update(dict.fromkeys((ids[p] for p in unknown), True))
+            self._mixed = [p for p, sid in enumerate(ids) if not self._is_inert(sid, p)]
         joined, starts = self._joined
         hay: str | bytes = joined
         key: str | bytes = run
