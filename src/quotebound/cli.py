@@ -34,6 +34,7 @@ from .pipeline import Answer, AskOptions, ask
 from .providers import PROVIDER_NAMES, Provider, make_provider
 from .sources import WorkingSet
 from .store import ApiKey, Hit, Store, TraceRecord, open_store
+from .text.display import terminal_safe
 from .traceview import sent_source, source_view, trace_dict
 from .verify import Policy, Verdict, verify
 
@@ -104,7 +105,7 @@ def _emit(as_json: bool, payload: dict[str, Any], human: str) -> None:
     if as_json:
         click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
     else:
-        click.echo(human)
+        click.echo(terminal_safe(human))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -754,7 +755,7 @@ def _fail(message: str, code: str, as_json: bool) -> NoReturn:
     if as_json:
         click.echo(json.dumps({"error": {"code": code, "message": message}}))
     else:
-        click.echo(f"quotebound: error: {message}", err=True)
+        click.echo(terminal_safe(f"quotebound: error: {message}"), err=True)
     sys.exit(EXIT_USAGE)
 
 

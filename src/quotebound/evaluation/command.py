@@ -25,6 +25,7 @@ import click
 from ..entailment import close_together, make_backend
 from ..errors import InputError
 from ..providers import PROVIDER_NAMES, make_provider
+from ..text.display import terminal_safe
 from .loaders import KINDS, Dataset, Kind, load_dataset
 from .report import text_report, write_html
 from .run import (
@@ -275,7 +276,7 @@ def eval_cmd(
         write_html(summary, report)
     _emit(as_json, summary, text_report(summary))
     for message in failed:
-        click.echo(f"quotebound: {message}", err=True)
+        click.echo(terminal_safe(f"quotebound: {message}"), err=True)
     if missing:
         raise InputError("; ".join(missing))
     return 1 if failed else 0
@@ -348,7 +349,9 @@ def _export(
 
 
 def _emit(as_json: bool, payload: dict[str, Any], human: str) -> None:
-    click.echo(json.dumps(payload, ensure_ascii=False, indent=2) if as_json else human)
+    click.echo(
+        json.dumps(payload, ensure_ascii=False, indent=2) if as_json else terminal_safe(human)
+    )
 
 
 def _evaluate(
