@@ -99,3 +99,50 @@ def test_revoking_an_unknown_key_is_exit_2(tmp_path: Path) -> None:
     assert out.returncode == 2
     assert json.loads(out.stdout)["error"]["code"] == "not_found"
     assert "Traceback" not in out.stderr
+
+
+# -- what ACL groups hide, and what they do not (docs/server.md) ------------------------------
+
+_PUBLIC = [
+    ("p1.txt", "Budget: the budget review covers the budget year, and travel."),
+    ("p2.txt", "Travel rules: travel is booked at the desk, with a budget code."),
+    *((f"f{n}.txt", f"Filler page {n} about parking, lockers and the canteen.") for n in range(12)),
+]
+_RESTRICTED = [(f"r{n}.txt", f"Restricted budget line {n} of the board.") for n in range(40)]
+
+
+def _ingest(store: Store, docs: list[tuple[str, str]], acl: list[str]) -> None:
+    from corpuskit import make_doc
+
+    for name, text in docs:
+        doc, chunks = make_doc(name, text)
+        store.ingest("c", doc, chunks, acl=acl)
+
+
+def _order(store: Store) -> list[str]:
+    return [h.key for h in store.search("budget travel", groups=())]
+
+
+def test_restricted_text_never_returns_but_store_wide_statistics_move_the_order(
+    store_url: str, tmp_path: Path
+) -> None:
+    with open_store(store_url) as store:
+        _ingest(store, _PUBLIC, [])
+        alone = _order(store)
+        _ingest(store, _RESTRICTED, ["board"])
+        mixed = _order(store)
+        assert sorted(mixed) == sorted(alone) == ["c:p1.txt", "c:p2.txt"]  # never a restricted hit
+        assert len(store.search("restricted board line", groups=())) == 0
+        assert len(store.search("restricted board line", groups=("board",))) > 0
+    if store_url.startswith("sqlite"):
+        # the documented limit: bm25's word statistics count the restricted chunks ("budget"
+        # is now common), so the public results swap places
+        assert alone == ["c:p1.txt", "c:p2.txt"] and mixed == ["c:p2.txt", "c:p1.txt"]
+    else:
+        assert mixed == alone  # PostgreSQL's ts_rank_cd reads no corpus statistics
+    # isolation: the other tenant in a store of its own changes nothing
+    with open_store(f"sqlite:///{tmp_path / 'a.db'}") as a:
+        _ingest(a, _PUBLIC, [])
+        with open_store(f"sqlite:///{tmp_path / 'b.db'}") as b:
+            _ingest(b, _RESTRICTED, [])
+        assert _order(a) == ["c:p1.txt", "c:p2.txt"]

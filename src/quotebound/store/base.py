@@ -22,11 +22,13 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from ..corpus import Chunk, Hit, LoadedDocument
 from ..packing import Pack
 from ..sources import Source, SourceKind, WorkingSet
+from .integrity import Backup, Report
 
 IngestStatus = Literal["added", "unchanged", "updated", "new_version"]
 
@@ -273,6 +275,15 @@ class Store(ABC):
     @abstractmethod
     def revoke_key(self, key_id: str) -> bool:
         """Revoke a key (it stops authenticating at once); whether it was live."""
+
+    @abstractmethod
+    def check(self) -> Report:
+        """Read every table and report what does not hold (``store.integrity``); no writes."""
+
+    @abstractmethod
+    def backup(self, dest: Path) -> Backup:
+        """Back the store up to the new file ``dest`` while it stays in use, and verify the
+        copy (a SQLite copy is checked like a store; a PostgreSQL archive is listed)."""
 
     @abstractmethod
     def ping(self) -> None:

@@ -28,6 +28,7 @@ from .base import (
     TraceSource,
     document_key,
 )
+from .integrity import IntegrityMixin
 from .migrations import migrations
 
 Cursor = Any  # a DB-API cursor (sqlite3 or psycopg)
@@ -119,7 +120,7 @@ def _check_names(corpus: str, groups: Sequence[str]) -> None:
             raise InputError(f"ACL group {group!r} must be non-empty without edge spaces")
 
 
-class SQLStore(AccessMixin, Store):
+class SQLStore(IntegrityMixin, AccessMixin, Store):
     """Shared SQL; subclasses provide the connection and the ranked search."""
 
     dialect: str
@@ -391,6 +392,11 @@ class SQLStore(AccessMixin, Store):
             return bool(cur.rowcount)
 
     # -- traces --------------------------------------------------------------------------
+
+    def _trace_count(self) -> int:
+        with self._read() as cur:
+            cur.execute("SELECT count(*) FROM traces")
+            return int(cur.fetchone()[0])
 
     def write_trace(self, trace: TraceRecord) -> str:
         with self._tx() as cur:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..corpus import Hit
 from ..errors import StoreError
+from .integrity import Backup, Report
 from .ranking import _MAX_BOUNDED_WORDS, _Known, _Ranker, _TermSizes
 from .sql import HIT_COLUMNS, Cursor, SQLStore, hit_from_row
 
@@ -164,6 +165,33 @@ class SQLiteStore(SQLStore):
             )
             rows = {r[-1]: r for r in cur.fetchall()}
             return [hit_from_row((*rows[r.occurrence][:-1], -r.score)) for r in ranked]
+
+    def _engine_problems(self, cur: Cursor, report: Report) -> None:
+        cur.execute("PRAGMA integrity_check")
+        for (line,) in cur.fetchall():
+            if line != "ok":
+                report.add("file", f"the database file: {line}")
+        try:  # FTS5's own check of its index against the chunk table (rank 1: the content)
+            cur.execute("INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('integrity-check', 1)")
+        except sqlite3.DatabaseError as exc:
+            if "readonly" in str(exc) or "read-only" in str(exc):
+                report.counts["fts_not_checked_read_only"] = 1
+            else:
+                report.add("fts", f"the full-text index does not match the chunk table ({exc})")
+
+    def backup(self, dest: Path) -> Backup:
+        traces = self._trace_count()
+        try:
+            target = sqlite3.connect(str(dest))
+            try:
+                self._conn.backup(target)  # online: pages copied while others read and write
+            finally:
+                target.close()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot back up {self.path} to {dest}: {exc}") from exc
+        with SQLiteStore(dest) as copy:
+            report = copy.check()
+        return Backup(self.url, str(dest), "sqlite", dest.stat().st_size, traces, report)
 
     def close(self) -> None:
         self._conn.close()
