@@ -4,12 +4,14 @@
     ├── InputError             bad input from a caller (files, JSON, arguments); CLI exit 2
     │   ├── SourceError        a Source or WorkingSet that breaks its invariants
     │   └── IngestError        a file that cannot be read or extracted (reported, skipped)
+    │   └── WorkLimitError     more work than a service's budget allows (claims, citations...)
     ├── PolicyError            a verification policy that makes no sense
+    ├── TimeLimitError         a request ran past a service's wall-time budget
     ├── NotFoundError          a trace, source or document that does not exist (or is not yours)
     └── StoreError             the store cannot be opened, migrated or written
 
 Messages name the problem and, where there is one, the next step. The CLI maps these to
-exit codes in one place (``cli.py``); nothing else decides exit codes. Each class also says its
+exit codes in one place (``cli/__init__.py``); nothing else decides exit codes. Each class also says its
 HTTP status (``http_status``, a plain int: nothing here knows about HTTP); the service turns an
 error into its response in one place (``server/errors.py``), which also decides what a client
 may read (a StoreError's message, with its paths, stays in the server log).
@@ -37,6 +39,20 @@ class SourceError(InputError):
     """A Source or WorkingSet breaks its invariants (empty id, duplicate id, bad kind...)."""
 
     code = "bad_source"
+
+
+class WorkLimitError(InputError):
+    """The input asks for more work than the service's ``Budget`` allows."""
+
+    code = "work_limit"
+    http_status = 413
+
+
+class TimeLimitError(QuoteboundError):
+    """A request ran past the service's wall-time ``Budget``; it stopped between two steps."""
+
+    code = "time_limit"
+    http_status = 503
 
 
 class PolicyError(QuoteboundError):

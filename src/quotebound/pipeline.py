@@ -18,10 +18,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .budget import Budget
 from .cards import Card, ClaimCite, build_cards, document_of
 from .contract import build_request, repair_request
 from .entailment.base import Backend
 from .entailment.tier import check_entailment
+from .errors import TimeLimitError, WorkLimitError
 from .packing import DEFAULT_BUDGET_CHARS, Pack, chunk_key, pack
 from .providers.base import Completion, Provider, ProviderError, Request
 from .store import Store, TraceAttempt, TraceRecord, TraceSource
@@ -104,6 +106,7 @@ class AskOptions:
     policy: Policy = field(default_factory=Policy)
     owner: str | None = None
     entailment: Backend | None = None  # the optional entailment tier, run after the code checks
+    work: Budget | None = None  # what verifying one attempt may cost (None: no limit)
 
 
 class _Clock:
@@ -220,7 +223,10 @@ def _attempt(
     at = clock.lap("generate_ms", at)
     text = scrub(completion.text)
     fmt = provider.capabilities.answers_in or request.format
-    verdict = verify(request.working_set, text, fmt, request.policy)
+    try:
+        verdict = verify(request.working_set, text, fmt, request.policy, opts.work)
+    except (WorkLimitError, TimeLimitError) as exc:  # more than the budget: it cannot be served
+        verdict = Verdict("unparseable", fmt, error=str(exc), allowed_ids=request.working_set.ids)
     at = clock.lap("verify_ms", at)
     if opts.entailment is not None:
         verdict = check_entailment(verdict, request.working_set, opts.entailment)

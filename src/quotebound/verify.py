@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar, cast
 
+from .budget import Budget, over_time
 from .errors import InputError, PolicyError
 from .parsing import DEFAULT_SENTINELS, FORMATS, Parsed, ParsedCitation, ParsedClaim, parse
 from .reasons import STATUSES
@@ -312,9 +313,14 @@ def _strings(d: dict[str, Any], name: str, default: tuple[str, ...], where: str)
 
 
 def verify(
-    ws: WorkingSet, output: str, format: str = "auto", policy: Policy | None = None
+    ws: WorkingSet,
+    output: str,
+    format: str = "auto",
+    policy: Policy | None = None,
+    budget: Budget | None = None,
 ) -> Verdict:
-    """Check a model's raw output against the working set that was sent with it."""
+    """Check a model's raw output against the working set that was sent with it; with a
+    ``budget``, refuse more work than it allows (``WorkLimitError``, ``TimeLimitError``)."""
     if not isinstance(ws, WorkingSet):
         raise InputError(f"verify() needs a WorkingSet, got {type(ws).__name__}")
     if format not in FORMATS:
@@ -322,18 +328,36 @@ def verify(
     if not isinstance(output, str):
         raise InputError(f"model output must be a string, got {type(output).__name__}")
     policy = policy or DEFAULT_POLICY
+    if budget is None:
+        return _verdict(ws, parse(ws, scrub(output), format, policy.sentinels), policy)
+    deadline = budget.deadline()
     parsed = parse(ws, scrub(output), format, policy.sentinels)
-    return _verdict(ws, parsed, policy)
+    budget.check(parsed)
+    over_time(deadline, budget.seconds)
+    return _verdict(ws, parsed, policy, deadline, budget.seconds)
 
 
-def _verdict(ws: WorkingSet, parsed: Parsed, policy: Policy) -> Verdict:
+def _verdict(
+    ws: WorkingSet,
+    parsed: Parsed,
+    policy: Policy,
+    deadline: float | None = None,
+    seconds: float | None = None,
+) -> Verdict:
     common = {"format": parsed.format, "allowed_ids": ws.ids, "missing": parsed.missing}
     if parsed.error is not None:
         return Verdict("unparseable", error=parsed.error, **common)  # type: ignore[arg-type]
     if parsed.abstained:
         return Verdict("abstained", answerable=False, **common)  # type: ignore[arg-type]
     ws.prime(c.source_id for claim in parsed.claims for c in claim.citations if c.source_id)
-    claims = tuple(_check_claim(ws, n, c, policy) for n, c in enumerate(parsed.claims, 1))
+    if deadline is None:
+        claims = tuple(_check_claim(ws, n, c, policy) for n, c in enumerate(parsed.claims, 1))
+    else:
+        checked = []
+        for n, c in enumerate(parsed.claims, 1):
+            over_time(deadline, seconds)
+            checked.append(_check_claim(ws, n, c, policy))
+        claims = tuple(checked)
     status = verdict_status(claims)
     return Verdict(status, claims=claims, answerable=True, **common)  # type: ignore[arg-type]
 

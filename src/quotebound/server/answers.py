@@ -41,6 +41,7 @@ def run_ask(
         limit=body.limit,
         budget_chars=body.budget,
         owner=key.id,
+        work=state.config.budget,
     )
     provider = state.model.get()
     guard = nullcontext() if provider.thread_safe else state.model.call_lock

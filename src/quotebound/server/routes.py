@@ -104,7 +104,7 @@ def verify_endpoint(body: VerifyIn, key: Caller, state: State) -> dict[str, Any]
         raise ApiError(413, "too_large", f"more than {state.config.max_sources} sources")
     ws = WorkingSet.from_dicts(s.model_dump() for s in body.sources)
     policy = Policy.from_options(**(body.policy or PolicyIn()).model_dump())
-    return verify(ws, body.output, body.format, policy).to_dict()
+    return verify(ws, body.output, body.format, policy, state.config.budget).to_dict()
 
 
 @router.post("/v1/ask", tags=["ask"], response_model=None)

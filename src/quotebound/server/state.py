@@ -19,9 +19,10 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ParamSpec, TypeVar
 
+from ..budget import Budget
 from ..errors import QuoteboundError, StoreError
 from ..providers import ExtractiveProvider, Provider
 from ..store import Store, open_store
@@ -44,6 +45,8 @@ class ServerConfig:
     ask_workers: int = 8  # questions answered at once (the local model still takes one at a time)
     max_waiting: int = 64  # questions running or queued; beyond it a new one gets 503 busy
     idle_connections: int = 8  # store connections kept open between requests
+    # what one verification may cost (claims, citations, characters, wall time): docs/server.md
+    budget: Budget = field(default_factory=Budget)
 
 
 class Stores:

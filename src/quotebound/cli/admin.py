@@ -1,0 +1,243 @@
+"""The commands that run and look after a service: ``serve``, ``keys``, ``check``, ``backup``.
+
+Registered on the ``cli`` group when ``quotebound.cli`` is imported; they use its helpers
+(``_emit``, the store and provider options) and exit codes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..budget import Budget
+from ..errors import InputError, NotFoundError
+from ..store import ApiKey, open_store
+from . import EXIT_OK, EXIT_PROBLEMS, _emit, _provider_options, _store_option, cli
+
+
+@cli.command("check")
+@_store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def check_cmd(store_url: str | None, as_json: bool) -> int:
+    """Check a store's integrity: every stored text hashes to its key, every reference
+    resolves, every chunk is its document's text, every trace reopens, and (SQLite) the file
+    and the full-text index are sound. Exit 0 sound, 1 problems found."""
+    with open_store(store_url) as store:
+        report = store.check()
+        url = store.url
+    payload = {"store": url, **report.to_dict()}
+    _emit(as_json, payload, _check_report(url, report.counts, report.problems))
+    return EXIT_OK if report.ok else EXIT_PROBLEMS
+
+
+def _check_report(url: str, counts: dict[str, int], problems: list[str]) -> str:
+    read = ", ".join(f"{n} {what.replace('_', ' ')}" for what, n in counts.items())
+    head = f"{url}: {'sound' if not problems else f'{len(problems)} problem(s)'} ({read})"
+    return "\n".join([head, *(f"  - {p}" for p in problems)])
+
+
+@cli.command("backup")
+@click.argument("dest", type=click.Path(path_type=Path, dir_okay=False))
+@_store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def backup_cmd(dest: Path, store_url: str | None, as_json: bool) -> int:
+    """Back the store up to DEST while it stays in use (SQLite's online backup; pg_dump's
+    custom format for PostgreSQL), then verify the copy. Exit 0 verified, 1 the copy failed
+    its check, 2 the backup could not be made (DEST exists, no pg_dump...)."""
+    if dest.exists():
+        raise InputError(f"{dest} exists: a backup never overwrites; choose a new file")
+    with open_store(store_url) as store:
+        result = store.backup(dest)
+    report = result.report
+    lines = [f"backed up {result.source} to {dest} ({result.size:,} bytes, {result.kind})"]
+    if report is not None:
+        lines.append(_check_report(str(dest), report.counts, report.problems))
+    else:
+        lines.append(f"the archive lists {result.entries} entries; to restore: docs/corpus.md")
+    _emit(as_json, result.to_dict(), "\n".join(lines))
+    return EXIT_OK if report is None or report.ok else EXIT_PROBLEMS
+
+
+_BUDGET = Budget()  # the defaults of the serve options
+
+
+@cli.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@_provider_options
+@click.option(
+    "--max-body",
+    type=click.IntRange(1024),
+    default=1 << 20,
+    show_default=True,
+    help="The largest request body accepted, in bytes.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Worker processes over the one store: a slow request holds one, not the service.",
+)
+@click.option(
+    "--max-claims",
+    type=click.IntRange(1),
+    default=_BUDGET.max_claims,
+    show_default=True,
+    help="Claims one /v1/verify may check.",
+)
+@click.option(
+    "--max-citations",
+    type=click.IntRange(1),
+    default=_BUDGET.max_citations,
+    show_default=True,
+    help="Citations one /v1/verify may check.",
+)
+@click.option(
+    "--max-claim-chars",
+    type=click.IntRange(1),
+    default=_BUDGET.max_claim_chars,
+    show_default=True,
+    help="Characters of one claim.",
+)
+@click.option(
+    "--verify-seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    help="Wall time one verification may take.",
+)
+@_store_option
+def serve_cmd(
+    host: str,
+    port: int,
+    provider: str,
+    model: str | None,
+    model_path: Path | None,
+    base_url: str | None,
+    api_key: str | None,
+    max_body: int,
+    workers: int,
+    max_claims: int,
+    max_citations: int,
+    max_claim_chars: int,
+    verify_seconds: float,
+    store_url: str | None,
+) -> int:
+    """Run the HTTP service and the web page (Ctrl-C stops it). Callers need an API key
+    from `quotebound keys create`. The provider is made (the local model loaded) first."""
+    import uvicorn
+
+    from ..server.workers import ENV, ServeOptions
+
+    with open_store(store_url) as store:  # fail here, with a clear message, not per request
+        live = [k for k in store.list_keys() if k.revoked_at is None]
+    if not live:
+        click.echo("note: no API keys yet; create one with: quotebound keys create", err=True)
+    budget = Budget(max_claims, max_citations, max_claim_chars, verify_seconds)
+    options = ServeOptions(
+        store_url,
+        max_body,
+        provider,
+        model,
+        str(model_path) if model_path else None,
+        base_url,
+        api_key,
+        dataclasses.asdict(budget),
+    )
+    # Made now, so a missing model file or API key is a clear exit 2 here, not a 503 later.
+    config = options.config()
+    click.echo(
+        f"quotebound serving on http://{host}:{port}/ with {workers} worker(s) (Ctrl-C stops)",
+        err=True,
+    )
+    if workers == 1:
+        from ..server import create_app
+
+        uvicorn.run(create_app(config), host=host, port=port, log_level="warning")
+    else:
+        os.environ[ENV] = options.to_env()  # what each worker builds its app from
+        uvicorn.run(
+            "quotebound.server.workers:app",
+            factory=True,
+            workers=workers,
+            host=host,
+            port=port,
+            log_level="warning",
+        )
+    return EXIT_OK
+
+
+@cli.group("keys")
+def keys_group() -> None:
+    """API keys of the HTTP service: each bound to ACL groups, owning its traces."""
+
+
+@keys_group.command("create")
+@click.option(
+    "--acl",
+    "groups",
+    multiple=True,
+    metavar="GROUP",
+    help="The key reads GROUP's documents (repeat; none: public only).",
+)
+@click.option("--name", help="A label for the key (who or what uses it).")
+@_store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the key as JSON.")
+def keys_create_cmd(
+    groups: tuple[str, ...], name: str | None, store_url: str | None, as_json: bool
+) -> int:
+    """Create an API key. The secret is printed once and stored only as its sha256."""
+    with open_store(store_url) as store:
+        key, secret = store.create_key(groups, name)
+    payload = {**_key_dict(key), "secret": secret}
+    human = (
+        f"{secret}\n\nkey {key.id}{f' ({name})' if name else ''} reads: "
+        f"{', '.join(key.groups) or 'public documents only'}\n"
+        "Keep the secret: it is shown only now. Send it as Authorization: Bearer SECRET."
+    )
+    _emit(as_json, payload, human)
+    return EXIT_OK
+
+
+@keys_group.command("list")
+@_store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the keys as JSON.")
+def keys_list_cmd(store_url: str | None, as_json: bool) -> int:
+    """List API keys (never their secrets)."""
+    with open_store(store_url) as store:
+        keys = store.list_keys()
+    lines = [
+        f"{k.id}  {'revoked ' + k.revoked_at if k.revoked_at else 'live':<32} "
+        f"{', '.join(k.groups) or '(public only)':<24} {k.name or ''}".rstrip()
+        for k in keys
+    ]
+    _emit(as_json, {"keys": [_key_dict(k) for k in keys]}, "\n".join(lines) or "no keys")
+    return EXIT_OK
+
+
+@keys_group.command("revoke")
+@click.argument("key_id", metavar="ID")
+@_store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def keys_revoke_cmd(key_id: str, store_url: str | None, as_json: bool) -> int:
+    """Revoke the key ID: it stops working at once; its traces stay."""
+    with open_store(store_url) as store:
+        if not store.revoke_key(key_id):
+            raise NotFoundError(f"no live key {key_id!r} (see: quotebound keys list)")
+    _emit(as_json, {"id": key_id, "revoked": True}, f"revoked {key_id}")
+    return EXIT_OK
+
+
+def _key_dict(key: ApiKey) -> dict[str, Any]:
+    return {
+        "id": key.id,
+        "name": key.name,
+        "groups": list(key.groups),
+        "created_at": key.created_at,
+        "revoked_at": key.revoked_at,
+    }

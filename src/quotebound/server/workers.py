@@ -1,0 +1,68 @@
+"""Several processes over one store: ``quotebound serve --workers N``.
+
+uvicorn starts N worker processes that share the listening socket; the kernel hands each new
+connection to one of them, so a slow request holds one worker, never the service, and a worker
+that dies (even by ``kill -9``) is restarted by uvicorn's supervisor while the others go on.
+Each worker opens its own store connections and makes its own provider (a local model is
+loaded once per worker: plan its memory per worker, docs/server.md). The store is what they
+share: SQLite in WAL mode or PostgreSQL, both safe for concurrent writers.
+
+The options reach the workers through one environment variable (``QUOTEBOUND_SERVE``, JSON),
+read by ``app()``, the factory uvicorn calls in each of them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+
+from ..budget import Budget
+from ..providers import make_provider
+from .app import create_app
+from .state import ServerConfig
+
+ENV = "QUOTEBOUND_SERVE"
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """What every worker needs to build the same app."""
+
+    store_url: str | None = None
+    max_body_bytes: int = 1 << 20
+    provider: str = "extractive"
+    model: str | None = None
+    model_path: str | None = None
+    base_url: str | None = None
+    api_key: str | None = None  # (in the workers' environment only, never on a command line)
+    budget: dict[str, Any] = field(default_factory=lambda: dataclasses.asdict(Budget()))
+
+    def to_env(self) -> str:
+        return json.dumps(dataclasses.asdict(self))
+
+    def config(self) -> ServerConfig:
+        """The app's config, with the provider made now (in this process)."""
+        made = make_provider(
+            self.provider,
+            self.model,
+            base_url=self.base_url,
+            api_key=self.api_key,
+            model_path=Path(self.model_path) if self.model_path else None,
+        )
+        return ServerConfig(
+            store_url=self.store_url,
+            max_body_bytes=self.max_body_bytes,
+            provider=lambda: made,
+            budget=Budget(**self.budget),
+        )
+
+
+def app() -> FastAPI:
+    """The app of one worker, from ``QUOTEBOUND_SERVE`` (uvicorn's ``factory=True``)."""
+    return create_app(ServeOptions(**json.loads(os.environ[ENV])).config())
