@@ -11,10 +11,10 @@
     └── StoreError             the store cannot be opened, migrated or written
 
 Messages name the problem and, where there is one, the next step. The CLI maps these to
-exit codes in one place (``cli/__init__.py``); nothing else decides exit codes. Each class also says its
-HTTP status (``http_status``, a plain int: nothing here knows about HTTP); the service turns an
-error into its response in one place (``server/errors.py``), which also decides what a client
-may read (a StoreError's message, with its paths, stays in the server log).
+exit codes in one place (``cli/__init__.py``); nothing else decides exit codes. Each class also
+says its HTTP status (``http_status``, a plain int: nothing here knows about HTTP); the service
+turns an error into its response in one place (``server/errors.py``), which also decides what a
+client may read (a StoreError's message, with its paths, stays in the server log).
 """
 
 from __future__ import annotations
