@@ -1,8 +1,8 @@
 """How many ``POST /v1/verify`` requests the service answers, and how fast, under load.
 
-What it does: starts ``quotebound serve`` (one uvicorn process, the extractive provider, SQLite
-in a temporary directory) on a free loopback port, creates an API key, and sends the same
-realistic verify request over and over: the working set and answer of
+What it does: starts ``quotebound serve`` (``--workers`` 1, then 2 processes, the extractive
+provider, SQLite in a temporary directory) on a free loopback port, creates an API key, and
+sends the same realistic verify request over and over: the working set and answer of
 ``benchmarks/verify_speed.py`` (20 sources of about 1.5 KB, 8 claims, 11 citations, two of
 which fail), about 33 KB of JSON. For each level of 1, 8 and 32 concurrent clients (each a
 keep-alive connection sending its next request as soon as the last is answered) it runs for a
@@ -13,7 +13,7 @@ CPU from the server: the figures are a floor for what the server does alone.
 
 Run it from the repository root::
 
-    .venv/bin/python benchmarks/server_load.py [--seconds 8] [--levels 1,8,32]
+    .venv/bin/python benchmarks/server_load.py [--seconds 8] [--levels 1,8,32] [--workers 1,2]
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _body() -> dict[str, Any]:
     }
 
 
-def _start(url: str, port: int, home: str) -> subprocess.Popen[bytes]:
+def _start(url: str, port: int, home: str, workers: int) -> subprocess.Popen[bytes]:
     env = dict(os.environ, QUOTEBOUND_HOME=home)
     command = [
         sys.executable,
@@ -68,6 +68,8 @@ def _start(url: str, port: int, home: str) -> subprocess.Popen[bytes]:
         str(port),
         "--store",
         url,
+        "--workers",
+        str(workers),
     ]
     proc = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
@@ -120,8 +122,32 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=8.0, help="time per level")
     parser.add_argument("--levels", default="1,8,32", help="concurrent clients, comma-separated")
+    parser.add_argument("--workers", default="1,2", help="server processes, comma-separated")
     args = parser.parse_args()
     levels = [int(n) for n in args.levels.split(",")]
+    rows = [row for w in (int(n) for n in args.workers.split(",")) for row in _run(args, levels, w)]
+    payload_kb = len(json.dumps(_body()).encode()) / 1024
+    print(
+        f"# POST /v1/verify, {payload_kb:.1f} KB body (20 sources, 8 claims, 11 "
+        f"citations); {args.seconds:g} s per level"
+    )
+    print(
+        f"# {platform.python_implementation()} {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs; uvicorn worker processes as listed; client on the same machine"
+    )
+    print()
+    print("| workers | clients | requests | requests/s | p50 ms | p99 ms | errors |")
+    print("|--------:|--------:|---------:|-----------:|-------:|-------:|-------:|")
+    for r in rows:
+        print(
+            f"| {r['workers']:>7} | {r['clients']:>7} | {r['requests']:>8} | {r['rps']:>10.0f} | "
+            f"{r['p50_ms']:>6.2f} | {r['p99_ms']:>6.2f} | {r['errors']:>6} |"
+        )
+    return 0
+
+
+def _run(args: argparse.Namespace, levels: list[int], workers: int) -> list[dict[str, Any]]:
+    """Every level against one server of ``workers`` processes."""
     body = _body()
     payload = json.dumps(body).encode()
     with tempfile.TemporaryDirectory() as home:
@@ -129,7 +155,7 @@ def main() -> int:
         with open_store(url) as store:
             secret = store.create_key(name="server_load")[1]
         port = _free_port()
-        proc = _start(url, port, home)
+        proc = _start(url, port, home, workers)
         base = f"http://127.0.0.1:{port}"
         try:
             check = httpx.post(
@@ -145,23 +171,7 @@ def main() -> int:
         finally:
             proc.terminate()
             proc.wait(timeout=30)
-    print(
-        f"# POST /v1/verify, {len(payload) / 1024:.1f} KB body (20 sources, 8 claims, 11 "
-        f"citations); {args.seconds:g} s per level"
-    )
-    print(
-        f"# {platform.python_implementation()} {platform.python_version()}, "
-        f"{os.cpu_count()} CPUs, one uvicorn process; client on the same machine"
-    )
-    print()
-    print("| clients | requests | requests/s | p50 ms | p99 ms | errors |")
-    print("|--------:|---------:|-----------:|-------:|-------:|-------:|")
-    for r in rows:
-        print(
-            f"| {r['clients']:>7} | {r['requests']:>8} | {r['rps']:>10.0f} | "
-            f"{r['p50_ms']:>6.2f} | {r['p99_ms']:>6.2f} | {r['errors']:>6} |"
-        )
-    return 0
+    return [{"workers": workers, **r} for r in rows]
 
 
 if __name__ == "__main__":

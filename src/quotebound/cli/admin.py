@@ -7,7 +7,6 @@ Registered on the ``cli`` group when ``quotebound.cli`` is imported; they use it
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +131,7 @@ def serve_cmd(
     from `quotebound keys create`. The provider is made (the local model loaded) first."""
     import uvicorn
 
-    from ..server.workers import ENV, ServeOptions
+    from ..server.workers import ServeOptions, serve
 
     with open_store(store_url) as store:  # fail here, with a clear message, not per request
         live = [k for k in store.list_keys() if k.revoked_at is None]
@@ -160,15 +159,7 @@ def serve_cmd(
 
         uvicorn.run(create_app(config), host=host, port=port, log_level="warning")
     else:
-        os.environ[ENV] = options.to_env()  # what each worker builds its app from
-        uvicorn.run(
-            "quotebound.server.workers:app",
-            factory=True,
-            workers=workers,
-            host=host,
-            port=port,
-            log_level="warning",
-        )
+        serve(options, host, port, workers)
     return EXIT_OK
 
 

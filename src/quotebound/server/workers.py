@@ -66,3 +66,37 @@ class ServeOptions:
 def app() -> FastAPI:
     """The app of one worker, from ``QUOTEBOUND_SERVE`` (uvicorn's ``factory=True``)."""
     return create_app(ServeOptions(**json.loads(os.environ[ENV])).config())
+
+
+def serve(options: ServeOptions, host: str, port: int, workers: int) -> None:
+    """Run ``workers`` processes on one listening socket until interrupted.
+
+    The socket is made here, not by uvicorn: uvicorn's has protocol 0, which asyncio takes for
+    "not TCP" and so never sets TCP_NODELAY on the connections it accepts, and every keep-alive
+    response then waits ~40 ms for the client's delayed ACK (measured: 44 ms per /healthz).
+    """
+    import socket
+
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    os.environ[ENV] = options.to_env()  # what each worker builds its app from
+    config = uvicorn.Config(
+        "quotebound.server.workers:app",
+        factory=True,
+        workers=workers,
+        host=host,
+        port=port,
+        log_level="warning",
+    )
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.set_inheritable(True)
+    try:
+        Multiprocess(config, sockets=[sock]).run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
