@@ -9,18 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from quotebound.cli import main
+from clikit import run
 from quotebound.packing import pack
 from quotebound.store import TraceAttempt, TraceRecord, TraceSource, open_store
 from quotebound.verify import verify
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    out, err = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 1), out, err
 
 
 @pytest.fixture

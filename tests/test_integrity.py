@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from clikit import run
 from corpuskit import make_doc
 from pgcluster import Cluster
-from quotebound.cli import main
 from quotebound.store import Store, TraceAttempt, TraceRecord, TraceSource, open_store
 from quotebound.store.integrity import sha256
 
@@ -69,14 +69,6 @@ def test_check_finds_a_full_text_index_out_of_step(tmp_path: Path) -> None:
         _execute(store, "DELETE FROM chunk_fts WHERE rowid = (SELECT min(id) FROM chunk_texts)")
         problems = store.check().problems
     assert any("full-text index" in p for p in problems), problems
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    out, err = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 1), out, err
 
 
 def test_check_and_backup_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

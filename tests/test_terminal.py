@@ -8,21 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from quotebound.cli import main
+from clikit import run
 from quotebound.store import TraceAttempt, TraceRecord, TraceSource, open_store
 from quotebound.text.display import terminal_safe
 
 TITLE_SET = "\x1b]0;owned\x07"  # an xterm title-setting sequence, ended by BEL
 QUESTION = f"Leave?{TITLE_SET} \x1b[2J\rcleared \u202eevil\u202c\tok"
 UNSAFE = ["\x1b", "\x07", "\r", "\u202e", "\u202c", "\x9b", "\x00"]
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    out, err = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 1), out, err
 
 
 def test_terminal_safe_escapes_controls_and_keeps_text() -> None:

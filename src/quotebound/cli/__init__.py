@@ -324,18 +324,21 @@ def _ingest_one(store: Store, options: _IngestOptions, path: Path, name: str) ->
     }
 
 
-@cli.command("search")
-@click.argument("query")
-@click.option("--corpus", "corpora", multiple=True, metavar="NAME", help="Search only NAME.")
-@click.option("--acl", "groups", multiple=True, metavar="GROUP", help="Read as GROUP.")
-@click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
-@click.option(
+_budget_option = click.option(
     "--budget",
     type=click.IntRange(1),
     default=DEFAULT_BUDGET_CHARS,
     show_default=True,
     help="Packing budget in characters.",
 )
+
+
+@cli.command("search")
+@click.argument("query")
+@click.option("--corpus", "corpora", multiple=True, metavar="NAME", help="Search only NAME.")
+@click.option("--acl", "groups", multiple=True, metavar="GROUP", help="Read as GROUP.")
+@click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
+@_budget_option
 @_store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def search_cmd(
@@ -489,13 +492,7 @@ def _provider_options(command: Any) -> Any:
     show_default=True,
     help="Chunks to retrieve before packing.",
 )
-@click.option(
-    "--budget",
-    type=click.IntRange(1),
-    default=DEFAULT_BUDGET_CHARS,
-    show_default=True,
-    help="Packing budget in characters.",
-)
+@_budget_option
 @_entailment_options
 @_store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
