@@ -120,7 +120,8 @@ def test_a_backend_failure_fails_closed() -> None:
 
 
 def test_a_claim_merging_two_sources_is_judged_on_its_quotes_together() -> None:
-    claim = "Employees get 16 weeks, topped up to full salary for 14 weeks in Germany."
+    # (the claim shares "leave" with q3, so that q3 passes the code checks and reaches the tier)
+    claim = "Employees get 16 weeks of leave, topped up to full salary for 14 weeks in Germany."
     q1 = "entitled to 16 weeks of paid parental leave"
     q2 = "tops up parental allowance to full salary for 14 weeks"
     joined = f"{q1} {q2}"
@@ -311,7 +312,8 @@ def test_check_support_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_a_contradicting_quote_is_left_out_of_the_joint_judgement() -> None:
-    claim = "Employees get 16 weeks, topped up to full salary for 14 weeks in Germany."
+    # (the claim shares "leave" with q3, so that q3 passes the code checks and reaches the tier)
+    claim = "Employees get 16 weeks of leave, topped up to full salary for 14 weeks in Germany."
     q1 = "entitled to 16 weeks of paid parental leave"
     q2 = "tops up parental allowance to full salary for 14 weeks"
     q3 = "Contractors are not eligible for company-paid parental leave"

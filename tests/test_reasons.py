@@ -30,6 +30,7 @@ def test_every_citation_reason_has_one_stage() -> None:
         "quote_in_other_source",
     } == ID_SPAN_FAILURES
     assert reasons_of("support") == {
+        "unrelated_evidence",
         "identifier_not_in_source",
         "number_not_in_source",
         "quoted_text_not_in_source",

@@ -8,7 +8,9 @@ A citation's checks run in stage order and the first failure is its reason:
 - ``id``: the ref names a source of the working set;
 - ``policy``: the source may be cited (not the user's own message, unless allowed);
 - ``span``: the quote is there, of an allowed length, and verbatim in the *cited* source;
-- ``support``: the claim's identifiers, numbers and quoted words are in its passing evidence;
+- ``support``: each citation's own evidence bears on its claim (shares a content word, number
+  or identifier with it), and the claim's identifiers, numbers and quoted words are in the
+  evidence of the citations that passed;
 - ``entailment``: (the optional tier) the evidence entails the claim.
 
 A citation that failed at ``id``, ``policy`` or ``span`` carries no text that was checked;
@@ -44,6 +46,10 @@ _CITATION: dict[str, tuple[Stage, str]] = {
     "quote_in_other_source": (
         "span",
         "the quote occurs in another source of the set, not the cited one",
+    ),
+    "unrelated_evidence": (
+        "support",
+        "the cited evidence shares no content word, number or identifier with the claim",
     ),
     "identifier_not_in_source": (
         "support",

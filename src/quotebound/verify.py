@@ -32,9 +32,9 @@ from .sources import WorkingSet
 from .support import Missing, claim_gap, states_number_or_date
 from .text.normalize import NORMALIZATION_VERSION, normalize, scrub
 from .text.tokens import Evidence
-from .text.words import count_words, trimmed
+from .text.words import STOPWORDS, contains_words, content_words, count_words, trimmed
 
-VERDICT_VERSION = 1
+VERDICT_VERSION = 2  # 2: unrelated_evidence (a citation must bear on its claim)
 DEFAULT_MIN_QUOTE_WORDS = 4
 DEFAULT_MAX_QUOTE_WORDS = 40
 _T = TypeVar("_T")
@@ -55,12 +55,17 @@ class Policy:
     max_quote_words: int = DEFAULT_MAX_QUOTE_WORDS
     user_is_evidence: bool = False
     sentinels: tuple[str, ...] = DEFAULT_SENTINELS
+    # A citation must share a content word, number or identifier with its own claim
+    # (``unrelated_evidence`` otherwise): off only to study answers without the rule.
+    relevance: bool = True
 
     def __post_init__(self) -> None:
         for name in ("min_quote_words", "max_quote_words"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise PolicyError(f"{name} must be an integer, got {value!r}")
+        if not isinstance(self.relevance, bool):
+            raise PolicyError(f"relevance must be true or false, got {self.relevance!r}")
         if not isinstance(self.user_is_evidence, bool):
             raise PolicyError(
                 f"user_is_evidence must be true or false, got {self.user_is_evidence!r}"
@@ -378,14 +383,59 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
             evidence.append(found)
         results.append(result)
     if evidence:
-        gap = claim_gap(normalize(claim.text), evidence, ignore=ws.id_tokens)
+        normalized = normalize(claim.text)
+        gap = claim_gap(normalized, evidence, ignore=ws.id_tokens)
         if gap is not None:
             message = _support_message(n, gap, [results[i] for i in passing])
             for i in passing:
                 results[i] = replace(
                     results[i], valid=False, reason=_SUPPORT_REASON[gap.kind], message=message
                 )
+        elif policy.relevance:
+            _relevant(n, normalized, results, passing, evidence)
     return settled_claim(n, claim.text, tuple(results))
+
+
+def _relevant(
+    n: int, claim: str, results: list[Citation], passing: list[int], evidence: list[Evidence]
+) -> None:
+    """Each passing citation whose own evidence shares no content word, number or identifier
+    with its claim is ``unrelated_evidence`` (a verbatim quote about something else: a
+    decoration). Run after the claim's facts were found in the evidence: a citation holding
+    one of them shares it, so dropping the others loses no fact. A claim with no content word
+    is not judged."""
+    said = claim.split()
+    wanted: frozenset[str] | None = None  # the claim's stems: only where no word is shared
+    for i, found in zip(passing, evidence, strict=True):
+        if _says_one_of(found.text, said):
+            continue  # a content word of the claim, as written, is in the evidence
+        if wanted is None:
+            wanted = content_words(claim)
+            if not wanted:
+                return
+        if wanted.isdisjoint(found.content):
+            cited = results[i].source
+            message = f"claim {n}: the evidence from {cited} shares no word with the claim"
+            results[i] = replace(
+                results[i], valid=False, reason="unrelated_evidence", span=None, message=message
+            )
+
+
+_EDGE_PUNCTUATION = "\"'.,;:!?()[]{}"
+
+
+def _says_one_of(text: str, tokens: list[str]) -> bool:
+    """Whether a content word of the claim, one of its space-separated ``tokens`` that is a
+    whole run of letters or digits (edge punctuation aside) and no function word, occurs in
+    ``text`` on word bounds: then their content words surely meet (the fast half of
+    ``_relevant``). Tokens are read lazily: the first shared one usually comes early."""
+    for token in tokens:
+        word = token.strip(_EDGE_PUNCTUATION)
+        if not word.isalnum() or (len(word) < 2 and not word.isdigit()) or word in STOPWORDS:
+            continue
+        if contains_words(text, word):
+            return True
+    return False
 
 
 def verdict_status(claims: tuple[Claim, ...]) -> Status:

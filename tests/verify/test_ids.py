@@ -67,7 +67,9 @@ def test_json_fuzzy_ids_are_unknown(ref: str) -> None:
     [("[1]", "S1"), ("[S1]", "S1"), ("[5]", "S5"), ("[S5]", "S5")],
 )
 def test_inline_numbers_are_one_based_positions(marker: str, source: str) -> None:
-    verdict = check(f"Per the documents, this holds {marker}.")
+    # (a claim about what its source says: one that shares nothing is unrelated_evidence)
+    claim = {"S1": "Employees are entitled to leave", "S5": "Refunds are issued"}[source]
+    verdict = check(f"{claim} {marker}.")
     assert only_citation(verdict).source == source
     assert verdict.status == "grounded"
 

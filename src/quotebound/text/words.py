@@ -115,3 +115,69 @@ def count_words(trimmed: str) -> int:
     if trimmed.isascii():  # in C: drop all but letters, digits and spaces, count what is left
         return len(trimmed.encode().translate(None, _NOT_ALNUM_OR_SPACE).split())
     return len(_WORD.findall(trimmed))
+
+
+# -- content words: what a citation must share with its claim ---------------------------------
+
+_TOKEN = re.compile(r"[^\W_]+")
+# Scripts written without spaces between words: a run of them is cut into overlapping pieces,
+# character pairs for Chinese and Japanese (a character is about a morpheme), runs of three for
+# Thai (an alphabet: its pairs are too common to mean anything).
+_UNSPACED = re.compile("[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_THAI = re.compile("[\u0e00-\u0e7f]")
+_SUFFIXES = ("ies", "ings", "ing", "ers", "er", "ed", "s")
+_SIBILANT_ES = ("ses", "xes", "zes", "ches", "shes")
+
+
+def stem(word: str) -> str:
+    """A light stem, the same for the forms of a word a claim and its quote use: ``weeks`` and
+    ``week``, ``uploaded`` and ``upload``, ``policies`` and ``policy``, ``employees`` and
+    ``employee``, ``entitled`` and ``entitle`` meet; a stem keeps at least three characters.
+    Deliberately crude: it only has to make two forms of one word meet, never to tell words
+    apart (it errs towards "related", so a claim's own word always meets itself)."""
+    if len(word) <= 3 or not word.isascii():
+        return word
+    base = word
+    if word.endswith(_SIBILANT_ES):
+        base = word[:-2]
+    else:
+        for suffix in _SUFFIXES:
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+                base = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+                break
+    if base != word and len(base) > 3 and base[-1] == base[-2] and base[-1] not in "aeiou":
+        base = base[:-1]  # running/run, planned/plan
+    elif base.endswith("ck") and base != word:
+        base = base[:-1]  # picnicking/picnic
+    bare = base.rstrip("e")  # leave/leav, entitle(d)/entitl, employee(s)/employ
+    return bare if len(bare) >= 3 else base
+
+
+# ASCII letters and digits kept, every other byte a space: ASCII text split into its runs of
+# letters and digits in C, five times faster than the pattern (the same runs: [^\W_] is exactly
+# [A-Za-z0-9] on ASCII text).
+_RUNS_ONLY = bytes(b if chr(b).isascii() and chr(b).isalnum() else 32 for b in range(256))
+
+
+def plain_words(normalized: str) -> frozenset[str]:
+    """The words of a normalised text as written (runs of letters and digits): a claim and
+    its evidence that share one of these content words share content without any stemming
+    (the usual case, checked first)."""
+    if normalized.isascii():
+        return frozenset(normalized.encode().translate(_RUNS_ONLY).decode().split())
+    return frozenset(_TOKEN.findall(normalized))
+
+
+def content_words(normalized: str) -> frozenset[str]:
+    """The content of a normalised text as light stems: every word of two or more characters
+    that is not a function word (``STOPWORDS``), every number and every part of an identifier
+    (``job-17``: ``job`` and ``17``); in scripts without spaces, overlapping pieces of two
+    characters (Chinese, Japanese) or three (Thai)."""
+    out: set[str] = set()
+    for token in _TOKEN.findall(normalized):
+        if _UNSPACED.search(token) is not None:
+            size = 3 if _THAI.search(token) is not None else 2
+            out.update(token[i : i + size] for i in range(max(1, len(token) - size + 1)))
+        elif token.isdigit() or (len(token) >= 2 and token not in STOPWORDS):
+            out.add(stem(token))
+    return frozenset(out)
