@@ -454,3 +454,47 @@ def test_holder_of_with_the_joined_scan_equals_a_full_search(
     ws = WorkingSet(sources)
     ws.locate("S1", needles[0])  # the cited source is searched first, as verify() does
     assert ws.holder_of(needles, exclude="S1") == _brute_holder(sources, needles, "S1")
+    assert ws.holder_of(needles, exclude="S1") == _brute_holder(sources, needles, "S1")
+
+
+# -- the relevance rule's fast half (verify._says_one_of) --------------------------------------
+
+_RELEVANCE_WORDS = st.sampled_from(
+    [
+        "leave",
+        "leaves",
+        "weeks",
+        "week",
+        "paid",
+        "the",
+        "of",
+        "16",
+        "job-17",
+        "job",
+        "17",
+        "cap's",
+        "x-cap-y",
+        "cap",
+        "员工",
+        "育儿假",
+        "employees",
+        "a",
+        "é",
+        "(leave)",
+        "leave.",
+        "__",
+    ]
+)
+_RELEVANCE_TEXT = st.lists(_RELEVANCE_WORDS, max_size=6).map(" ".join).map(normalize)
+
+
+@FAST
+@given(_RELEVANCE_TEXT, _RELEVANCE_TEXT)
+def test_the_relevance_fast_path_never_finds_what_the_definition_does_not(
+    claim: str, evidence: str
+) -> None:
+    from quotebound.text.words import content_words
+    from quotebound.verify import _says_one_of
+
+    if _says_one_of(evidence, claim.split()):
+        assert not content_words(claim).isdisjoint(content_words(evidence)), (claim, evidence)

@@ -12,8 +12,8 @@ import pytest
 from clikit import run
 from corpuskit import make_doc
 from pgcluster import Cluster
+from quotebound.corpus import sha256_text
 from quotebound.store import Store, TraceAttempt, TraceRecord, TraceSource, open_store
-from quotebound.store.integrity import sha256
 
 LEAVE = (
     "Employees are entitled to 16 weeks of paid parental leave. In Germany the company tops up "
@@ -58,7 +58,7 @@ def test_check_names_each_kind_of_damage(store: Store) -> None:
     assert any(f"blobs: the text stored under {digest[:12]}" in p for p in problems), problems
     assert any("is not the document's text there" in p for p in problems), problems
     # a trace's output removed
-    _execute(store, "DELETE FROM blobs WHERE hash = ?", sha256("output 1"))
+    _execute(store, "DELETE FROM blobs WHERE hash = ?", sha256_text("output 1"))
     problems = store.check().problems
     assert any(f"trace {traces[1].id}: a model output is missing" in p for p in problems)
 

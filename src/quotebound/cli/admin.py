@@ -106,7 +106,7 @@ _BUDGET = Budget()  # the defaults of the serve options
 @click.option(
     "--verify-seconds",
     type=click.FloatRange(min=0, min_open=True),
-    default=10.0,
+    default=_BUDGET.seconds,
     show_default=True,
     help="Wall time one verification may take.",
 )
@@ -149,7 +149,7 @@ def serve_cmd(
         dataclasses.asdict(budget),
     )
     # Made now, so a missing model file or API key is a clear exit 2 here, not a 503 later.
-    config = options.config()
+    made = options.make_provider()
     click.echo(
         f"quotebound serving on http://{host}:{port}/ with {workers} worker(s) (Ctrl-C stops)",
         err=True,
@@ -157,8 +157,9 @@ def serve_cmd(
     if workers == 1:
         from ..server import create_app
 
-        uvicorn.run(create_app(config), host=host, port=port, log_level="warning")
+        uvicorn.run(create_app(options.config(made)), host=host, port=port, log_level="warning")
     else:
+        made.close()  # (each worker makes its own: the supervisor answers nothing)
         serve(options, host, port, workers)
     return EXIT_OK
 

@@ -23,7 +23,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from ..budget import Budget
-from ..providers import make_provider
+from ..providers import Provider, make_provider
 from .app import create_app
 from .state import ServerConfig
 
@@ -46,15 +46,18 @@ class ServeOptions:
     def to_env(self) -> str:
         return json.dumps(dataclasses.asdict(self))
 
-    def config(self) -> ServerConfig:
-        """The app's config, with the provider made now (in this process)."""
-        made = make_provider(
+    def make_provider(self) -> Provider:
+        """The provider, made now (in this process: a local model loads here)."""
+        return make_provider(
             self.provider,
             self.model,
             base_url=self.base_url,
             api_key=self.api_key,
             model_path=Path(self.model_path) if self.model_path else None,
         )
+
+    def config(self, made: Provider) -> ServerConfig:
+        """The app's config, answering with ``made``."""
         return ServerConfig(
             store_url=self.store_url,
             max_body_bytes=self.max_body_bytes,
@@ -65,7 +68,8 @@ class ServeOptions:
 
 def app() -> FastAPI:
     """The app of one worker, from ``QUOTEBOUND_SERVE`` (uvicorn's ``factory=True``)."""
-    return create_app(ServeOptions(**json.loads(os.environ[ENV])).config())
+    options = ServeOptions(**json.loads(os.environ[ENV]))
+    return create_app(options.config(options.make_provider()))
 
 
 def serve(options: ServeOptions, host: str, port: int, workers: int) -> None:

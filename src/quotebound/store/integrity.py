@@ -18,10 +18,11 @@ Work is bounded by the store's size and read in batches; nothing is written.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..corpus import sha256_text
 
 _BATCH = 500
 _MAX_LISTED = 20  # problems of one kind listed by name; the rest are counted
@@ -56,10 +57,6 @@ class Report:
         }
 
 
-def sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def _batches(cur: Any, sql: str, size: int = _BATCH) -> Iterator[Sequence[Any]]:
     cur.execute(sql)
     while rows := cur.fetchmany(size):
@@ -89,7 +86,7 @@ class IntegrityMixin:
         keys: set[str] = set()
         for digest, text in _batches(cur, sql):
             keys.add(digest)
-            if sha256(text) != digest:
+            if sha256_text(text) != digest:
                 report.add(
                     "hash",
                     f"{what}: the text stored under {digest[:12]}... does not hash to it "
@@ -119,7 +116,7 @@ class IntegrityMixin:
             for start, end, chunk in rows:
                 if chunk is None:
                     report.add("missing", f"document {key} v{version}: a chunk is missing")
-                elif sha256(text[start:end]) != chunk:
+                elif sha256_text(text[start:end]) != chunk:
                     report.add(
                         "slice",
                         f"document {key} v{version}: the chunk at [{start}, {end}) is not the "

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from .words import contains_words, content_words, plain_words
+from .words import contains_words, content_words
 
 # From a token's first digit to its end; the letters before it are walked back in Python,
 # which is far cheaper than a pattern that must try every position of the text.
@@ -92,20 +92,12 @@ class Evidence:
     """A piece of normalised evidence text; its number values and content words are computed
     on first use."""
 
-    __slots__ = ("_content", "_numbers", "_plain", "text")
+    __slots__ = ("_content", "_numbers", "text")
 
     def __init__(self, normalized: str) -> None:
         self.text = normalized
         self._numbers: frozenset[str] | None = None
         self._content: frozenset[str] | None = None
-        self._plain: frozenset[str] | None = None
-
-    @property
-    def plain(self) -> frozenset[str]:
-        """Its words as written (``words.plain_words``)."""
-        if self._plain is None:
-            self._plain = plain_words(self.text)
-        return self._plain
 
     @property
     def content(self) -> frozenset[str]:

@@ -153,21 +153,6 @@ def stem(word: str) -> str:
     return bare if len(bare) >= 3 else base
 
 
-# ASCII letters and digits kept, every other byte a space: ASCII text split into its runs of
-# letters and digits in C, five times faster than the pattern (the same runs: [^\W_] is exactly
-# [A-Za-z0-9] on ASCII text).
-_RUNS_ONLY = bytes(b if chr(b).isascii() and chr(b).isalnum() else 32 for b in range(256))
-
-
-def plain_words(normalized: str) -> frozenset[str]:
-    """The words of a normalised text as written (runs of letters and digits): a claim and
-    its evidence that share one of these content words share content without any stemming
-    (the usual case, checked first)."""
-    if normalized.isascii():
-        return frozenset(normalized.encode().translate(_RUNS_ONLY).decode().split())
-    return frozenset(_TOKEN.findall(normalized))
-
-
 def content_words(normalized: str) -> frozenset[str]:
     """The content of a normalised text as light stems: every word of two or more characters
     that is not a function word (``STOPWORDS``), every number and every part of an identifier
