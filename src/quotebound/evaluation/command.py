@@ -22,7 +22,8 @@ from typing import Any
 
 import click
 
-from ..entailment import close_together, make_backend
+from ..entailment import BACKENDS as ENTAILMENT_BACKENDS
+from ..entailment import DEFAULT_TIER, close_together, make_backend
 from ..errors import InputError
 from ..providers import PROVIDER_NAMES, make_provider
 from ..text.display import terminal_safe
@@ -42,7 +43,7 @@ from .run import (
 )
 from .sample import export_sample, recent_traces
 
-BACKENDS = ("heuristic", "judge", "nli", "none")
+BACKENDS = (*ENTAILMENT_BACKENDS, "none")
 DEFAULT_TRACE_LIMIT = 200
 DEFAULT_SAMPLE_POOL = 500
 
@@ -173,7 +174,7 @@ def _check_arguments(
 @click.option(
     "--backend",
     type=click.Choice(BACKENDS),
-    default="heuristic",
+    default=DEFAULT_TIER,
     show_default=True,
     help="The entailment backend; none skips the checks that need one.",
 )
@@ -391,10 +392,10 @@ def _evaluate(
     if task == "pairs" and backend_name == "none":
         raise InputError(
             f"{dataset.kind if dataset else 'this'} data measures an entailment "
-            "backend: choose --backend heuristic, judge or nli"
+            f"backend: choose --backend {', '.join(ENTAILMENT_BACKENDS)}"
         )
     backend = judge_model = None
-    if backend_name == "judge" and (chosen.provider or chosen.model) is not None:
+    if backend_name in ("judge", "cascade") and (chosen.provider or chosen.model) is not None:
         judge_model = chosen.make(chosen.provider or "local")
     try:
         if backend_name != "none":

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from ..errors import QuoteboundError
 from ..request import Capabilities, Message, Request, Role
@@ -29,6 +29,22 @@ class Completion:
     model: str
     usage: dict[str, int] = field(default_factory=dict)
     finish_reason: str | None = None
+    # The first output token's top alternatives as (token text, log-probability), most
+    # likely first, when the request asked for them and the provider gives them; else empty.
+    top_logprobs: tuple[tuple[str, float], ...] = ()
+
+
+def first_token_logprobs(logprobs: Any) -> tuple[tuple[str, float], ...]:
+    """The first output token's top alternatives from an OpenAI-shaped ``logprobs`` object
+    (``{"content": [{"top_logprobs": [{"token": ..., "logprob": ...}, ...]}, ...]}``, which
+    llama.cpp also returns), most likely first; empty when absent or malformed (a reader of
+    them then fails closed)."""
+    try:
+        top = logprobs["content"][0]["top_logprobs"]
+        pairs = [(str(t["token"]), float(t["logprob"])) for t in top]
+    except (KeyError, IndexError, TypeError, ValueError):
+        return ()
+    return tuple(sorted(pairs, key=lambda p: -p[1]))
 
 
 class ProviderError(QuoteboundError):
@@ -73,4 +89,5 @@ __all__ = [
     "ProviderError",
     "Request",
     "Role",
+    "first_token_logprobs",
 ]

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from .base import Capabilities, Completion, Provider, ProviderError, Request
+from .base import Capabilities, Completion, Provider, ProviderError, Request, first_token_logprobs
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +120,7 @@ def _part_path(spec: ModelSpec, n: int) -> str:
 
 class LocalProvider(Provider):
     name: ClassVar[str] = "local"
-    capabilities: Capabilities = Capabilities(json_schema=True)
+    capabilities: Capabilities = Capabilities(json_schema=True, logprobs=True)
     context_chars: int = DEFAULT_CONTEXT_CHARS
     thread_safe: ClassVar[bool] = False  # one llama.cpp slot (n_parallel=1)
 
@@ -149,8 +149,11 @@ class LocalProvider(Provider):
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,
             "seed": self.seed,
-            "cache_prompt": False,
+            "cache_prompt": request.reuse_prefix,
         }
+        if request.logprobs:
+            body["logprobs"] = True
+            body["top_logprobs"] = request.logprobs
         if request.schema is not None:
             body["response_format"] = {
                 "type": "json_schema",
@@ -160,7 +163,7 @@ class LocalProvider(Provider):
             result = self._server.handle_chat_completions(body)
         except (ValueError, RuntimeError) as exc:
             raise ProviderError("bad_response", f"local model rejected the request: {exc}") from exc
-        return _completion(result, self.model, request.max_tokens)
+        return _completion(result, self.model, request.max_tokens, request.logprobs > 0)
 
     def close(self) -> None:
         self._server = None
@@ -194,7 +197,7 @@ def _load(path: Path, n_ctx: int, threads: int) -> Any:
         raise ProviderError("config", f"cannot load the model {path}: {exc}") from exc
 
 
-def _completion(result: Any, model: str, max_tokens: int) -> Completion:
+def _completion(result: Any, model: str, max_tokens: int, scored: bool = False) -> Completion:
     if not isinstance(result, dict):
         raise ProviderError("bad_response", "local model returned no result")
     if "error" in result:
@@ -209,7 +212,7 @@ def _completion(result: Any, model: str, max_tokens: int) -> Completion:
     except (KeyError, IndexError, TypeError):
         raise ProviderError("bad_response", "local model: no choices[0].message.content") from None
     finish = choice.get("finish_reason")
-    if finish == "length":
+    if finish == "length" and not scored:  # a scored call reads its first token: length is fine
         raise ProviderError(
             "truncated", f"local model: the answer was cut off at max_tokens={max_tokens}"
         )
@@ -220,4 +223,5 @@ def _completion(result: Any, model: str, max_tokens: int) -> Completion:
         model=model,
         finish_reason=finish,
         usage={k: v for k, v in usage.items() if isinstance(v, int)},
+        top_logprobs=first_token_logprobs(choice.get("logprobs")),
     )

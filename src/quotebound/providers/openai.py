@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import httpx
 
 from ._http import Boundary, HttpProvider, clip, error_note, usage
-from .base import Capabilities, Completion, ProviderError, Request
+from .base import Capabilities, Completion, ProviderError, Request, first_token_logprobs
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 SCHEMA_NAME = "quotebound_answer"
@@ -57,11 +57,11 @@ class OpenAIProvider(HttpProvider):
         super().__init__(model, base_url, api_key, timeout, transport)
         # Whether the server decodes against a JSON schema is a fact about this endpoint (OpenAI
         # and vLLM do, some local servers do not), so it is set per instance.
-        self.capabilities = Capabilities(json_schema=json_schema)
+        self.capabilities = Capabilities(json_schema=json_schema, logprobs=True)
 
     def complete(self, request: Request) -> Completion:
         data = self._post(self.request_body(request))
-        return _completion(data, self.model, request.max_tokens)
+        return _completion(data, self.model, request.max_tokens, request.logprobs > 0)
 
     def request_body(self, request: Request) -> dict[str, Any]:
         """The JSON body of the chat completions call for this request."""
@@ -80,6 +80,9 @@ class OpenAIProvider(HttpProvider):
                     "strict": True,
                 },
             }
+        if request.logprobs:
+            body["logprobs"] = True
+            body["top_logprobs"] = min(request.logprobs, 20)  # the API's maximum
         return body
 
     def _headers(self) -> dict[str, str]:
@@ -103,7 +106,9 @@ def strict_subset(schema: Any) -> Any:
     return schema
 
 
-def _completion(data: dict[str, Any], model: str, max_tokens: int) -> Completion:
+def _completion(
+    data: dict[str, Any], model: str, max_tokens: int, scored: bool = False
+) -> Completion:
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         _bad('the response has no "choices"' + error_note(data))
@@ -118,7 +123,7 @@ def _completion(data: dict[str, Any], model: str, max_tokens: int) -> Completion
     if refusal or finish == "content_filter":
         why = clip(str(refusal)) if refusal else "the content filter stopped the answer"
         raise ProviderError("refusal", f"openai: the model refused: {why}")
-    if finish == "length":
+    if finish == "length" and not scored:  # a scored call reads its first token: length is fine
         raise ProviderError(
             "truncated",
             f"openai: the answer was cut off at max_tokens={max_tokens}; raise max_tokens",
@@ -132,4 +137,5 @@ def _completion(data: dict[str, Any], model: str, max_tokens: int) -> Completion
         model=answered_by if isinstance(answered_by, str) and answered_by else model,
         usage=usage(data.get("usage")),
         finish_reason=finish,
+        top_logprobs=first_token_logprobs(choice.get("logprobs")) if scored else (),
     )

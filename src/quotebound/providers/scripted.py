@@ -1,7 +1,9 @@
 """A scripted model: replays given outputs, for tests, docs and demos. Ships in the package.
 
 ``ScriptedProvider(["first output", ProviderError("timeout", "..."), "repaired output"])``
-returns (or raises) them in order and records every request it was given in ``requests``.
+returns (or raises) them in order and records every request it was given in ``requests``. An
+item may be a whole ``Completion`` (with ``top_logprobs``, for a scored judge: make it with
+``logprobs=True`` so its capabilities say so).
 Running out of script is a ``ProviderError`` ("config"), not an IndexError.
 """
 
@@ -18,8 +20,15 @@ class ScriptedProvider(Provider):
     capabilities: Capabilities = Capabilities()
     thread_safe: ClassVar[bool] = False  # one script, replayed in order
 
-    def __init__(self, outputs: Iterable[str | ProviderError], model: str = "scripted") -> None:
+    def __init__(
+        self,
+        outputs: Iterable[str | Completion | ProviderError],
+        model: str = "scripted",
+        logprobs: bool = False,
+    ) -> None:
         super().__init__(model)
+        if logprobs:
+            self.capabilities = Capabilities(logprobs=True)
         self._outputs = list(outputs)
         self.requests: list[Request] = []
 
@@ -30,4 +39,6 @@ class ScriptedProvider(Provider):
         item = self._outputs.pop(0)
         if isinstance(item, ProviderError):
             raise item
+        if isinstance(item, Completion):
+            return item
         return Completion(text=item, model=self.model, finish_reason="stop")

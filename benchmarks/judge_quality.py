@@ -1,0 +1,199 @@
+"""The scored judge on AttributionBench and WiCE: P(yes) per pair, the threshold fitted on dev.
+
+The judge (``quotebound.entailment.judge``, scored mode) reads the log-probabilities of one
+answer token; what it decides is ``P(yes) >= threshold``. This script keeps the expensive part,
+one model call per pair, apart from the cheap one, so a threshold (or a cascade) is fitted
+without running the model again:
+
+    score  run the judge on a split's pairs and append each pair's P(yes) to a JSONL cache
+           (resumable: pairs already in the cache are skipped). ``--sample N`` takes a
+           label-balanced random sample (seed 0) instead of every row.
+    fit    choose the threshold that maximises balanced accuracy on the **dev** cache (ties:
+           the one nearest 0.5) and write it to ``src/quotebound/entailment/calibration.json``
+           for the model. It never reads a test cache.
+    report balanced accuracy, F1s and pairs/s of a cache at the package's threshold, overall and
+           per AttributionBench sub-source, with 95% bootstrap intervals.
+
+The pairs are those ``quotebound eval`` reads (``load_dataset``), so ``quotebound eval FILE
+--backend judge`` decides every pair as ``report`` does here. Run from the repository root:
+
+    .venv/bin/python benchmarks/judge_quality.py score --split dev --sample 240
+    .venv/bin/python benchmarks/judge_quality.py fit
+    .venv/bin/python benchmarks/judge_quality.py score --split test
+    .venv/bin/python benchmarks/judge_quality.py report --split test
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import random
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from quotebound.entailment import make_backend
+from quotebound.entailment.judge import JUDGE_MODEL, calibration
+from quotebound.evaluation import load_dataset
+from quotebound.evaluation.loaders import PairExample
+from quotebound.evaluation.metrics import balanced_accuracy_of, confusion
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+FILES = {
+    "dev": (DATA / "attributionbench" / "dev_all_subset_balanced.jsonl", "attributionbench"),
+    "test": (
+        DATA / "attributionbench" / "test_all_subset_balanced_sampled500.jsonl",
+        "attributionbench",
+    ),
+    "wice": (DATA / "wice" / "claim_dev.jsonl", "wice"),
+}
+CALIBRATION = ROOT / "src" / "quotebound" / "entailment" / "calibration.json"
+LABELS = ("supported", "not_supported")
+
+
+def pairs_of(split: str, sample: int | None = None) -> list[PairExample]:
+    path, kind = FILES[split]
+    pairs = list(load_dataset([path], kind).pairs)
+    if sample is None or sample >= len(pairs):
+        return pairs
+    chosen: list[PairExample] = []
+    for gold in LABELS:  # a seeded shuffle per label: a smaller sample is part of a larger one
+        of_gold = [p for p in pairs if p.gold == gold]
+        random.Random(0).shuffle(of_gold)
+        chosen += of_gold[: sample // 2]
+    return sorted(chosen, key=pairs.index)
+
+
+def cache_path(split: str, model: str) -> Path:
+    return ROOT / "benchmarks" / "results" / f"judge-{model}-{split}.jsonl"
+
+
+def read_cache(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def score(args: argparse.Namespace) -> None:
+    from quotebound.providers.local import LocalProvider
+
+    pairs = pairs_of(args.split, args.sample)
+    path = cache_path(args.split, args.model)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    done = {row["id"] for row in read_cache(path)}
+    todo = [p for p in pairs if p.id not in done]
+    print(f"{args.split}: {len(pairs)} pairs, {len(done)} cached, {len(todo)} to judge", flush=True)
+    backend = make_backend("judge", provider=LocalProvider(model=args.model))
+    try:
+        with path.open("a", encoding="utf-8") as out:
+            for n, pair in enumerate(todo, 1):
+                t0 = time.perf_counter()
+                j = backend.judge(pair.claim, pair.quote)
+                seconds = time.perf_counter() - t0
+                p = None if j.error else (j.score if j.label == "supported" else 1.0 - j.score)
+                row = {
+                    "id": pair.id,
+                    "gold": pair.gold,
+                    "source": pair.group,
+                    "p": p,
+                    "error": j.error,
+                    "windowed": bool(j.detail and "windowed" in j.detail),
+                    "seconds": round(seconds, 3),
+                }
+                out.write(json.dumps(row) + "\n")
+                out.flush()
+                if n % 10 == 0:
+                    print(f"  {n}/{len(todo)}  last {seconds:.1f} s", flush=True)
+    finally:
+        backend.close()
+
+
+def decide(rows: Sequence[dict[str, Any]], threshold: float) -> list[str]:
+    """Each row's decision: supported when P(yes) reaches the threshold; a failed check
+    (p None) is not supported, as the judge fails closed."""
+    return [
+        "supported" if r["p"] is not None and r["p"] >= threshold else "not_supported" for r in rows
+    ]
+
+
+def best_threshold(rows: Sequence[dict[str, Any]]) -> tuple[float, float]:
+    """The threshold with the best balanced accuracy on ``rows``, ties to the one nearest 0.5:
+    candidates are midpoints between consecutive distinct P(yes) values."""
+    gold = [r["gold"] for r in rows]
+    values = sorted({r["p"] for r in rows if r["p"] is not None})
+    candidates = [(a + b) / 2 for a, b in itertools.pairwise(values)] or [0.5]
+    scored = [
+        (balanced_accuracy_of(confusion(gold, decide(rows, t), LABELS)), -abs(t - 0.5), t)
+        for t in candidates
+    ]
+    bacc, _, t = max(scored)
+    return round(t, 4), bacc
+
+
+def fit(args: argparse.Namespace) -> None:
+    rows = read_cache(cache_path("dev", args.model))
+    if not rows:
+        sys.exit("no dev cache: run `score --split dev` first")
+    threshold, bacc = best_threshold(rows)
+    data = json.loads(CALIBRATION.read_text("utf-8"))
+    data["judge"][args.model] = {
+        "threshold": threshold,
+        "fitted_on": f"AttributionBench dev_all_subset_balanced.jsonl, {len(rows)} rows "
+        "(label-balanced sample, seed 0), by benchmarks/judge_quality.py fit",
+        "dev_balanced_accuracy": round(bacc, 4),
+    }
+    CALIBRATION.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
+    print(f"{args.model}: threshold {threshold} (dev balanced accuracy {bacc:.3f}, n={len(rows)})")
+
+
+def bootstrap(gold: Sequence[str], pred: Sequence[str], n: int = 1000) -> tuple[float, float]:
+    rng = random.Random(0)
+    k = len(gold)
+    values = []
+    for _ in range(n):
+        idx = [rng.randrange(k) for _ in range(k)]
+        values.append(
+            balanced_accuracy_of(confusion([gold[i] for i in idx], [pred[i] for i in idx], LABELS))
+        )
+    values.sort()
+    return values[int(0.025 * n)], values[int(0.975 * n) - 1]
+
+
+def report(args: argparse.Namespace) -> None:
+    rows = read_cache(cache_path(args.split, args.model))
+    entry = calibration().get(args.model)
+    threshold = float(entry["threshold"]) if entry else 0.5
+    print(f"{args.split}, {args.model}, threshold {threshold} ({'fitted' if entry else 'default'})")
+    groups: dict[str, list[dict[str, Any]]] = {"all": rows}
+    for r in rows:
+        if r.get("source"):
+            groups.setdefault(r["source"], []).append(r)
+    print(f"{'rows':>22} {'n':>5} {'bal.acc':>8} {'95% interval':>16} {'errors':>7} {'pairs/s':>8}")
+    for name, group in groups.items():
+        gold = [r["gold"] for r in group]
+        pred = decide(group, threshold)
+        bacc = balanced_accuracy_of(confusion(gold, pred, LABELS))
+        lo, hi = bootstrap(gold, pred)
+        errors = sum(r["p"] is None for r in group)
+        rate = len(group) / sum(r["seconds"] for r in group)
+        print(
+            f"{name:>22} {len(group):>5} {bacc:>8.3f} [{lo:.3f}, {hi:.3f}] {errors:>7} {rate:>8.2f}"
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=("score", "fit", "report"))
+    parser.add_argument("--split", choices=tuple(FILES), default="dev")
+    parser.add_argument("--sample", type=int, default=None)
+    parser.add_argument("--model", default=JUDGE_MODEL)
+    args = parser.parse_args(argv)
+    {"score": score, "fit": fit, "report": report}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
