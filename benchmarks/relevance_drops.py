@@ -6,9 +6,13 @@ and prints, over every attempt's verdict: the citations that passed the id and s
 how many the rule dropped, and each dropped one (claim, source, quote), so that a person can
 read whether it was decoration or a citation a careful reader would keep.
 
+``--dataset clapnq`` asks the answerable questions of answer_quality.py's seeded CLAPNQ dev
+sample instead (each passage ingested as its own corpus, as that benchmark does).
+
 Run it from the repository root (the local model: about 10 s a question on two cores)::
 
     .venv/bin/python benchmarks/relevance_drops.py [--provider local] [--limit 50]
+    .venv/bin/python benchmarks/relevance_drops.py --dataset clapnq --provider extractive
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ import json
 import tempfile
 from pathlib import Path
 
+from answer_quality import SEED
+from answer_quality import load as load_clapnq
+from quotebound.corpus import LoadedDocument
 from quotebound.ingest import chunk_document, load_file
 from quotebound.pipeline import AskOptions, ask
 from quotebound.providers import PROVIDER_NAMES, make_provider
@@ -32,13 +39,26 @@ def main() -> int:
     parser.add_argument("--provider", default="local", choices=PROVIDER_NAMES)
     parser.add_argument("--model", help="the provider's model (a bundled local one by default)")
     parser.add_argument("--limit", type=int, default=50, help="the first N questions")
+    parser.add_argument("--dataset", choices=("contoso", "clapnq"), default="contoso")
     args = parser.parse_args()
     if not DATA.exists():
         raise SystemExit(f"needs the public data set in {DATA}")
-    questions = [
-        json.loads(line)["question"]
-        for line in (DATA / "ground_truth.jsonl").open(encoding="utf-8")
-    ][: args.limit]
+    # (question, corpus) pairs, and what to ingest into each corpus
+    if args.dataset == "clapnq":
+        items = [i for i in load_clapnq(60, SEED) if i.answerable][: args.limit]
+        questions = [(i.question, f"q{i.id}") for i in items]
+        docs = [
+            (f"q{i.id}", LoadedDocument(f"{i.id}.txt", i.passage, "text/plain", title=i.title))
+            for i in items
+        ]
+    else:
+        questions = [
+            (json.loads(line)["question"], "contoso")
+            for line in (DATA / "ground_truth.jsonl").open(encoding="utf-8")
+        ][: args.limit]
+        docs = [
+            ("contoso", load_file(pdf, pdf.name)) for pdf in sorted((DATA / "pdfs").glob("*.pdf"))
+        ]
     provider = make_provider(args.provider, args.model)
     checked = dropped = kept_claims = 0
     shown: list[tuple[str, str, str]] = []  # (each is printed as it is found)
@@ -47,11 +67,13 @@ def main() -> int:
             tempfile.TemporaryDirectory() as home,
             open_store(f"sqlite:///{Path(home) / 'contoso.db'}") as store,
         ):
-            for pdf in sorted((DATA / "pdfs").glob("*.pdf")):
-                doc = load_file(pdf, pdf.name)
-                store.ingest("contoso", doc, chunk_document(doc))
-            for question in questions:
-                answer = ask(question, store, provider, AskOptions(corpora=["contoso"]))
+            for corpus, doc in docs:
+                small = args.dataset == "clapnq"  # as answer_quality.py chunks CLAPNQ passages
+                chunks = chunk_document(doc, max_chars=600, min_chars=150) if small else None
+                store.ingest(corpus, doc, chunks or chunk_document(doc))
+            for question, corpus in questions:
+                options = AskOptions(corpora=[corpus], max_tokens=700)
+                answer = ask(question, store, provider, options)
                 kept_claims += len(answer.claims)
                 for verdict in answer.verdicts:
                     for claim in verdict.claims:
@@ -69,7 +91,9 @@ def main() -> int:
                                 )
     finally:
         provider.close()
-    print(f"contoso HR, {len(questions)} questions, provider {args.provider} ({provider.model})")
+    print(
+        f"{args.dataset}, {len(questions)} questions, provider {args.provider} ({provider.model})"
+    )
     print(
         f"citations past the id and span checks: {checked}; dropped as unrelated_evidence: "
         f"{dropped} ({dropped / max(checked, 1):.1%}); claims served: {kept_claims}"

@@ -11,6 +11,11 @@ compares it with the shipped file.
 
     .venv/bin/python benchmarks/train_fast_checker.py            # print the fit
     .venv/bin/python benchmarks/train_fast_checker.py --write    # and write fast_checker.json
+    .venv/bin/python benchmarks/train_fast_checker.py --floor    # the floor every tier must beat
+
+``--floor`` scores the bare content-word share (the share of the claim's content words found
+in the evidence, ``content_share`` alone) with its threshold fitted on dev, on AttributionBench
+test and WiCE dev: the floor the issue measures every tier against.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from quotebound.evaluation.metrics import balanced_accuracy_of, confusion
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV = ROOT.parent / "shared" / "data" / "attributionbench" / "dev_all_subset_balanced.jsonl"
+TEST = "test_all_subset_balanced_sampled500.jsonl"  # read by --floor only, never to fit
 OUT = ROOT / "src" / "quotebound" / "entailment" / "fast_checker.json"
 L2 = 1.0  # the penalty on the standardised coefficients (not on the intercept)
 VERSION = "1"
@@ -142,10 +148,37 @@ def _blank() -> Weights:
     return Weights(FEATURES, (0.0,) * n, (1.0,) * n, (0.0,) * n, 0.0, 0.5, {})
 
 
+def floor() -> None:
+    """The bare content-word share, its threshold fitted on dev, on test and WiCE dev."""
+    from quotebound.entailment.learned import lexical
+
+    def shares(path: Path, kind: str) -> tuple[list[float], list[int]]:
+        pairs = load_dataset([path], kind).pairs
+        xs = [lexical(p.claim, p.quote).values["content_share"] for p in pairs]
+        return xs, [1 if p.gold == "supported" else 0 for p in pairs]
+
+    data = ROOT.parent / "shared" / "data"
+    xs, ys = shares(DEV, "attributionbench")
+    threshold, bacc = best_threshold(xs, ys)
+    print(f"content-word share >= {threshold:.4f}: dev {bacc:.3f} (n={len(xs)})")
+    for name, path, kind in (
+        ("AttributionBench test", data / "attributionbench" / TEST, "attributionbench"),
+        ("WiCE dev", data / "wice" / "claim_dev.jsonl", "wice"),
+    ):
+        xs, ys = shares(path, kind)
+        gold = ["supported" if y else "not_supported" for y in ys]
+        pred = ["supported" if x >= threshold else "not_supported" for x in xs]
+        print(f"  {name}: {balanced_accuracy_of(confusion(gold, pred, LABELS)):.3f} (n={len(xs)})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="write fast_checker.json")
+    parser.add_argument("--floor", action="store_true", help="score the content-word floor")
     args = parser.parse_args()
+    if args.floor:
+        floor()
+        return
     weights = fit()
     for name, coef in zip(weights.features, weights.coef, strict=True):
         print(f"{name:>16} {coef:+.4f}")

@@ -691,3 +691,28 @@ def test_a_client_that_leaves_mid_stream_still_frees_its_place_and_gets_traced(
     with open_store(url) as store:
         owner = store.authenticate(env.alice)
         assert owner is not None and len(store.list_traces(owner.id)) == 1
+
+
+def test_the_service_runs_its_entailment_tier_and_traces_each_judgement(tmp_path: Path) -> None:
+    """ServerConfig.entailment (serve --entailment, default fast): every answer runs the
+    tier, made once and shared by the answer threads; each kept citation's judgement is in
+    the answer and in the trace."""
+    from quotebound.entailment import make_backend
+
+    made: list[object] = []
+
+    def tier() -> Any:
+        made.append(make_backend("fast"))
+        return made[-1]
+
+    env = Env(f"sqlite:///{tmp_path / 'qb.db'}", entailment=tier)
+    question = "How many weeks of parental leave do employees get?"
+    first, second = ask(env, question, env.alice), ask(env, question, env.alice)
+    assert len(made) == 1  # made on the first ask, reused
+    for answer in (first, second):
+        assert answer["status"] == "grounded"
+        assert answer["verdicts"][-1]["tiers"] == ["code", "entailment:fast"]
+    trace = env.call("GET", f"/v1/traces/{first['trace_id']}", env.alice).json()
+    verdict = trace["attempts"][-1]["verdict"]
+    judged = [c["entailment"] for claim in verdict["claims"] for c in claim["citations"]]
+    assert judged and all(j and j["backend"] == "fast" for j in judged)

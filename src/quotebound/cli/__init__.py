@@ -25,6 +25,7 @@ from .. import __version__
 from ..cards import safe_url
 from ..entailment import BACKENDS, DEFAULT_TIER, close_together, make_backend
 from ..entailment.base import Backend, EntailmentError
+from ..entailment.heuristic import EXTRA_HINT
 from ..entailment.judge import JUDGE_MODEL
 from ..entailment.tier import check_entailment
 from ..errors import IngestError, InputError, QuoteboundError, unreadable
@@ -554,16 +555,21 @@ def ask_cmd(
 def _ask_entailment(name: str, model_path: Path | None, chosen: Provider) -> Backend | None:
     """The tier ``ask`` runs. A judge runs on the provider that answers when that is an API
     model or the judge's own local model (no second copy of it); else on the packaged judge
-    model, the one its threshold was fitted for. The default tier, not chosen by the user, is
-    skipped with a warning on a light install (no ``quotebound[entail]``); a chosen one is not."""
+    model, the one its threshold was fitted for."""
     judge_on = chosen if chosen.capabilities.generates and chosen.name != "local" else None
     if chosen.name == "local" and chosen.model.removesuffix(".gguf") == JUDGE_MODEL:
         judge_on = chosen
+    return made_tier(name, lambda: make_entailment(name, model_path, judge_on))
+
+
+def made_tier(name: str, make: Callable[[], Backend | None]) -> Backend | None:
+    """``make()``, except that the default tier, not chosen by the user, is skipped with a
+    warning on a light install (no ``quotebound[entail]``); a tier the user named is not."""
     try:
-        return make_entailment(name, model_path, judge_on)
+        return make()
     except EntailmentError as exc:
         source = click.get_current_context().get_parameter_source("entailment")
-        if source is not click.core.ParameterSource.DEFAULT or "quotebound[entail]" not in str(exc):
+        if source is not click.core.ParameterSource.DEFAULT or EXTRA_HINT not in str(exc):
             raise
         click.echo(
             f"warning: the {name} entailment tier is off: {exc} (or pass --entailment off)",

@@ -45,6 +45,7 @@ from __future__ import annotations
 import importlib
 import os
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -387,6 +388,7 @@ class HeuristicBackend(Backend):
         self.batch_size = batch_size
         self.version = f"heuristic-1+{MODEL_NAME}"
         self._encoder = encoder if encoder is not None else load_minilm(device)
+        self._lock = threading.Lock()  # one encoder call at a time (its tokenizer is not shared)
 
     def judge(self, claim: str, quote: str) -> Judgement:
         return self.judge_many([(claim, quote)])[0]
@@ -452,13 +454,14 @@ class HeuristicBackend(Backend):
             for text in (claim, *pieces):
                 texts.setdefault(text, len(texts))
         try:
-            vectors = self._encoder.encode(
-                list(texts),
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+            with self._lock:
+                vectors = self._encoder.encode(
+                    list(texts),
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
         except (RuntimeError, ValueError, AttributeError) as exc:  # AttributeError: closed
             raise EntailmentError(f"{MODEL_NAME} failed to embed: {exc}") from exc
         sims = []

@@ -41,6 +41,8 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
+from contextlib import nullcontext
 from functools import cache
 from importlib import resources
 from typing import Any, ClassVar
@@ -221,6 +223,8 @@ class JudgeBackend(Backend):
         self.threshold = DEFAULT_THRESHOLD if fitted is None else fitted
         way = f"p>={self.threshold:g}" if self.scored else "label"
         self.version = f"judge-2+{provider.name}:{provider.model}+{way}"
+        # one call at a time to a provider that takes one (the local model's single slot)
+        self._lock = nullcontext() if provider.thread_safe else threading.Lock()
 
     def request(self, claim: str, quote: str) -> Request:
         if self.scored:
@@ -267,7 +271,8 @@ class JudgeBackend(Backend):
                 "not judged rather than cut"
             )
         try:
-            completion = self.provider.complete(self.request(claim, evidence))
+            with self._lock:
+                completion = self.provider.complete(self.request(claim, evidence))
         except ProviderError as exc:
             return self.failed(f"provider error ({exc.kind}): {exc}")
         windowed = " (evidence windowed)" if evidence != quote.strip() else ""

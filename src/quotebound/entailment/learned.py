@@ -37,6 +37,7 @@ import itertools
 import json
 import math
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -216,6 +217,7 @@ class FastChecker(Backend):
         fitted = self.weights.meta.get("version", "0")
         self.version = f"fast-{fitted}+{MODEL_NAME}"
         self._encoder = encoder if encoder is not None else load_minilm(device)
+        self._lock = threading.Lock()  # one encoder call at a time (its tokenizer is not shared)
 
     def judge(self, claim: str, quote: str) -> Judgement:
         return self.judge_many([(claim, quote)])[0]
@@ -284,13 +286,14 @@ class FastChecker(Backend):
 
     def _embed(self, texts: list[str]) -> Any:
         try:
-            return self._encoder.encode(
-                texts,
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+            with self._lock:
+                return self._encoder.encode(
+                    texts,
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
         except (RuntimeError, ValueError, AttributeError) as exc:  # AttributeError: closed
             raise EntailmentError(f"{MODEL_NAME} failed to embed: {exc}") from exc
 

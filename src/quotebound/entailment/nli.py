@@ -22,6 +22,7 @@ score. Models that need ``trust_remote_code`` (the original HHEM) are not loaded
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -136,11 +137,16 @@ class NLIBackend(Backend):
         self._tokenizer = tokenizer
         self._model = model.to(device).eval()
         self._device = device
+        self._lock = threading.Lock()
 
     def judge(self, claim: str, quote: str) -> Judgement:
         return self.judge_many([(claim, quote)])[0]
 
     def judge_many(self, pairs: Sequence[tuple[str, str]]) -> list[Judgement]:
+        with self._lock:  # one batch at a time: the tokenizer and model are shared
+            return self._judge_all(pairs)
+
+    def _judge_all(self, pairs: Sequence[tuple[str, str]]) -> list[Judgement]:
         out: list[Judgement] = []
         for start in range(0, len(pairs), self.batch_size):
             batch = pairs[start : start + self.batch_size]

@@ -42,6 +42,7 @@ def run_ask(
         budget_chars=body.budget,
         owner=key.id,
         work=state.config.budget,
+        entailment=state.tier.get() if state.tier is not None else None,
     )
     provider = state.model.get()
     guard = nullcontext() if provider.thread_safe else state.model.call_lock

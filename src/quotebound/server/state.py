@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import ParamSpec, TypeVar
 
 from ..budget import Budget
+from ..entailment.base import Backend
 from ..errors import QuoteboundError, StoreError
 from ..providers import ExtractiveProvider, Provider
 from ..store import Store, open_store
@@ -47,6 +48,8 @@ class ServerConfig:
     idle_connections: int = 8  # store connections kept open between requests
     # what one verification may cost (claims, citations, characters, wall time): docs/server.md
     budget: Budget = field(default_factory=Budget)
+    # the entailment tier every answer runs (made once, on the first ask); None: off
+    entailment: Callable[[], Backend] | None = None
 
 
 class Stores:
@@ -142,6 +145,30 @@ class Model:
             self._provider.close()
 
 
+class Tier:
+    """The entailment backend, made once on first use (backends are safe to share between the
+    answer threads: each serialises its own model calls)."""
+
+    def __init__(self, factory: Callable[[], Backend]) -> None:
+        self._factory = factory
+        self._backend: Backend | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Backend:
+        with self._lock:
+            if self._backend is None:
+                try:
+                    self._backend = self._factory()
+                except QuoteboundError as exc:
+                    log.error("cannot make the entailment backend: %s", exc)
+                    raise provider_unavailable() from exc
+            return self._backend
+
+    def close(self) -> None:
+        if self._backend is not None:
+            self._backend.close()
+
+
 class ServerState:
     """Everything one app shares between its requests; ``close`` when the app stops."""
 
@@ -149,6 +176,7 @@ class ServerState:
         self.config = config
         self.stores = Stores(config.store_url, config.idle_connections)
         self.model = Model(config.provider)
+        self.tier = Tier(config.entailment) if config.entailment is not None else None
         self.admission = Admission(config.max_waiting)
         self._pool = ThreadPoolExecutor(max_workers=config.ask_workers, thread_name_prefix="qb-ask")
 
@@ -179,4 +207,6 @@ class ServerState:
         """Wait for the answers under way (they write their traces), then close everything."""
         self._pool.shutdown(wait=True)
         self.model.close()
+        if self.tier is not None:
+            self.tier.close()
         self.stores.close()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,8 @@ from typing import Any
 from fastapi import FastAPI
 
 from ..budget import Budget
+from ..entailment import make_backend
+from ..entailment.base import Backend
 from ..providers import Provider, make_provider
 from .app import create_app
 from .state import ServerConfig
@@ -42,6 +45,7 @@ class ServeOptions:
     base_url: str | None = None
     api_key: str | None = None  # (in the workers' environment only, never on a command line)
     budget: dict[str, Any] = field(default_factory=lambda: dataclasses.asdict(Budget()))
+    entailment: str = "off"  # the tier every answer runs: a backend name, or off
 
     def to_env(self) -> str:
         return json.dumps(dataclasses.asdict(self))
@@ -56,14 +60,23 @@ class ServeOptions:
             model_path=Path(self.model_path) if self.model_path else None,
         )
 
-    def config(self, made: Provider) -> ServerConfig:
-        """The app's config, answering with ``made``."""
+    def config(self, made: Provider, tier: Backend | None = None) -> ServerConfig:
+        """The app's config, answering with ``made`` (and judging with ``tier`` when given:
+        else each worker makes its entailment backend on its first ask)."""
         return ServerConfig(
             store_url=self.store_url,
             max_body_bytes=self.max_body_bytes,
             provider=lambda: made,
             budget=Budget(**self.budget),
+            entailment=(lambda: tier) if tier is not None else self.tier(),
         )
+
+    def tier(self) -> Callable[[], Backend] | None:
+        """What makes the entailment backend (in the worker, on its first ask), or None."""
+        if self.entailment == "off":
+            return None
+        name = self.entailment
+        return lambda: make_backend(name)
 
 
 def app() -> FastAPI:
