@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from judge_quality import CALIBRATION, cache_path, pairs_of, read_cache
+from judge_quality import CALIBRATION, bootstrap, cache_path, pairs_of, read_cache
 from quotebound.entailment.judge import JUDGE_MODEL, fitted_threshold
 from quotebound.entailment.learned import FastChecker
 from quotebound.evaluation.metrics import balanced_accuracy_of, confusion
@@ -144,6 +144,26 @@ def main() -> None:
     points = curve(rows, fast_rate, judge_rate)
     print(f"{split}: fast {fast_rate:.1f} pairs/s, judge {judge_rate:.2f} pairs/s on these rows")
     show(points, len(rows))
+    if args.command == "curve":  # the shipped band, with its interval and per sub-source
+        from quotebound.entailment.cascade import shipped_band
+
+        low, high = shipped_band()
+        fast_t = 0.0  # (unused by decide)
+        judge_t = fitted_threshold(args.model) or 0.5
+        groups: dict[str, list[dict[str, Any]]] = {"all": rows}
+        for r in rows:
+            if r.get("source"):
+                groups.setdefault(r["source"], []).append(r)
+        print(f"shipped band [{low}, {high}):")
+        for name, group in groups.items():
+            preds, judged = decide(group, low, high, fast_t, judge_t)
+            gold = [r["gold"] for r in group]
+            bacc = balanced_accuracy_of(confusion(gold, preds, LABELS))
+            lo, hi = bootstrap(gold, preds)
+            print(
+                f"{name:>22} n={len(group):>4} balanced accuracy {bacc:.3f} [{lo:.3f}, {hi:.3f}]"
+                f"  to judge {judged / len(group):.1%}"
+            )
     if args.command == "fit":
         allowed = [p for p in points if p["width"] is not None and p["share"] <= args.max_judged]
         best = max(allowed, key=lambda p: (p["balanced_accuracy"], -p["width"]))

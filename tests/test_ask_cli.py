@@ -124,3 +124,55 @@ def test_local_provider_errors_are_clear(
     assert rc == 2 and "unknown local model 'gpt-5'" in err
     rc, _, err = run(["ask", "x", "--model-path", str(tmp_path / "none.gguf")], capsys)
     assert rc == 2 and "no GGUF file" in err
+
+
+def _no_entail_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a light install: the fast checker cannot be made (its encoder is not installed)."""
+    import quotebound.cli as cli_module
+    from quotebound.entailment import EntailmentError
+    from quotebound.entailment.heuristic import EXTRA_HINT
+
+    def missing(*args: object, **kwargs: object) -> object:
+        raise EntailmentError(f"the entailment tier needs sentence_transformers: {EXTRA_HINT}")
+
+    monkeypatch.setattr(cli_module, "make_backend", missing)
+
+
+@pytest.mark.usefixtures("corpus")
+def test_a_light_install_skips_the_default_tier_with_a_warning(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _no_entail_extra(monkeypatch)
+    args = ["ask", "How many weeks of parental leave in Germany?", "--json", *EXTRACTIVE]
+    rc, out, err = run(args, capsys)
+    assert rc == 0 and json.loads(out)["verdicts"][-1]["tiers"] == ["code"]  # said, not hidden
+    assert "warning: the fast entailment tier is off" in err and "quotebound[entail]" in err
+    # a tier the user named is never skipped: the missing extra is the error
+    rc, out, _ = run([*args, "--entailment", "fast"], capsys)
+    assert rc == 2 and json.loads(out)["error"]["code"] == "entailment_setup"
+
+
+def test_ensure_installed_names_the_extra_and_loads_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.util
+
+    from quotebound.entailment import EntailmentError, ensure_installed
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "sentence_transformers" else real(name, *a),
+    )
+    with pytest.raises(EntailmentError, match=r"quotebound\[entail\]"):
+        ensure_installed("fast")
+    with pytest.raises(EntailmentError, match="unknown"):
+        ensure_installed("bert")
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "xllamacpp" else real(name, *a),
+    )
+    with pytest.raises(EntailmentError, match=r"quotebound\[local\]"):
+        ensure_installed("cascade")

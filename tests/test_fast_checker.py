@@ -161,6 +161,15 @@ def test_the_cascade_sends_only_the_unsure_band_to_the_judge(fast: FastChecker) 
     assert nothing.judged == 0 and provider.requests == []
 
 
+def test_the_cascade_keeps_the_fast_checkers_contradiction_veto(fast: FastChecker) -> None:
+    cascade, provider = _cascade(fast, (0.0, 1.01), ["supported"])  # the judge would pass it
+    judgement = cascade.judge(
+        "Contractors are eligible for company-paid parental leave.",
+        "Contractors are not eligible for company-paid parental leave.",
+    )
+    assert judgement.label == "contradicted" and provider.requests == []
+
+
 def test_the_cascade_fails_closed_when_the_judge_fails(fast: FastChecker) -> None:
     cascade, _ = _cascade(fast, (0.0, 1.01), [ProviderError("timeout", "slow")])
     judgement = cascade.judge(*PAIRS[0])

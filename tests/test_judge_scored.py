@@ -82,6 +82,20 @@ def test_yes_probability_pools_spellings_and_ignores_other_tokens() -> None:
     assert yes_probability(()) is None
 
 
+def test_a_model_that_began_another_answer_is_not_read_as_yes() -> None:
+    """Yes and no must hold most of the first token: "The" at 0.95 and "Yes" at 0.01 is no
+    answer at all, not P(yes) = 1."""
+    assert yes_probability((("The", math.log(0.95)), ("Yes", math.log(0.01)))) is None
+    judge = JudgeBackend(scored((("The", math.log(0.95)), ("Yes", math.log(0.01)))), threshold=0.5)
+    judgement = judge.judge("a b", "a b")
+    assert judgement.error is not None and not judgement.supported
+
+
+def test_a_no_missing_from_the_alternatives_counts_as_the_smallest_listed() -> None:
+    top = (("Yes", math.log(0.6)), ("To", math.log(0.3)), ("Let", math.log(0.1)))
+    assert yes_probability(top) == pytest.approx(0.6 / 0.7)  # not 1.0
+
+
 @pytest.mark.parametrize(
     "tops",
     [(("To", -0.1), ("Let", -1.0)), ()],  # neither answer among the alternatives; none at all
@@ -130,6 +144,12 @@ def test_short_evidence_is_sent_whole() -> None:
     assert window("a claim", LONG, len(LONG)) == LONG
 
 
+def test_when_the_best_sentence_does_not_fit_lesser_ones_are_not_sent_in_its_place() -> None:
+    best = "Employees in Germany get 16 weeks of paid parental leave under the 2026 handbook rules."
+    evidence = f"The office opens at nine. {best} Parking is free."
+    assert window("Employees in Germany get 16 weeks of parental leave.", evidence, 60) is None
+
+
 def test_long_evidence_is_windowed_to_the_sentences_nearest_the_claim() -> None:
     claim = "Employees in Germany get 16 weeks of parental leave."
     got = window(claim, LONG, 120)
@@ -152,8 +172,9 @@ def test_a_windowed_pair_can_be_supported_and_says_it_was_windowed() -> None:
 
 def test_a_pair_that_would_be_cut_is_never_supported_and_never_sent() -> None:
     provider = scored(YES)  # the model would say yes: it must not be asked
-    judge = JudgeBackend(provider, threshold=0.5, window_chars=20)
-    judgement = judge.judge("Employees get 16 weeks.", LONG)  # no sentence is under 20
+    judge = JudgeBackend(provider, threshold=0.5, window_chars=40)
+    # the nearest sentence is over 40 characters; shorter, unrelated ones are not sent instead
+    judgement = judge.judge("Employees in Germany get 16 weeks of leave.", LONG)
     assert judgement.error is not None and not judgement.supported
     assert provider.requests == []
 
@@ -167,7 +188,7 @@ def test_a_long_claim_is_never_cut_and_fails_closed() -> None:
 
 
 class _Small(ScriptedProvider):
-    context_chars: ClassVar[int | None] = 100  # type: ignore[misc]
+    context_chars: ClassVar[int | None] = 130  # type: ignore[misc]
 
 
 def test_the_window_never_exceeds_what_the_provider_is_sent() -> None:
@@ -175,7 +196,7 @@ def test_the_window_never_exceeds_what_the_provider_is_sent() -> None:
     claim = "Employees in Germany get 16 weeks of parental leave."
     JudgeBackend(provider, threshold=0.5).judge(claim, LONG)
     sent = json.loads(provider.requests[0].messages[1].content.splitlines()[0])["evidence"]
-    assert len(sent) + len(claim) <= 100
+    assert SENTENCES[2] in sent and len(sent) + len(claim) <= 130
 
 
 def test_first_token_logprobs_reads_the_openai_shape_and_nothing_else() -> None:

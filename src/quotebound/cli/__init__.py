@@ -17,7 +17,7 @@ import sys
 import urllib.parse
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, overload
+from typing import Any, NoReturn, TypeVar, overload
 
 import click
 
@@ -117,6 +117,7 @@ def cli() -> None:
 
 
 _ENTAILMENT_CHOICES = click.Choice(list(BACKENDS))
+_T = TypeVar("_T")
 
 
 def _entailment_options(default: str | None) -> Callable[[Any], Any]:
@@ -562,7 +563,7 @@ def _ask_entailment(name: str, model_path: Path | None, chosen: Provider) -> Bac
     return made_tier(name, lambda: make_entailment(name, model_path, judge_on))
 
 
-def made_tier(name: str, make: Callable[[], Backend | None]) -> Backend | None:
+def made_tier(name: str, make: Callable[[], _T]) -> _T | None:
     """``make()``, except that the default tier, not chosen by the user, is skipped with a
     warning on a light install (no ``quotebound[entail]``); a tier the user named is not."""
     try:

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import click
 
 from ..budget import Budget
-from ..entailment import BACKENDS, DEFAULT_TIER, make_backend
+from ..entailment import BACKENDS, DEFAULT_TIER, ensure_installed, make_backend
 from ..entailment.base import Backend
-from ..errors import InputError
-from ..store import open_store
+from ..errors import InputError, NotFoundError
+from ..store import ApiKey, open_store
 from . import EXIT_OK, EXIT_PROBLEMS, _emit, _provider_options, _store_option, cli, made_tier
 
 
@@ -159,10 +160,13 @@ def serve_cmd(
         entailment,
     )
     # Made now, so a missing model file or API key is a clear exit 2 here, not a 503 later.
-    tier = _serve_tier(entailment)
-    if tier is None:
-        options = dataclasses.replace(options, entailment="off")
     made = options.make_provider()
+    try:
+        runs, tier = _serve_tier(entailment, workers)
+    except BaseException:
+        made.close()
+        raise
+    options = dataclasses.replace(options, entailment=runs)
     click.echo(
         f"quotebound serving on http://{host}:{port}/ with {workers} worker(s) (Ctrl-C stops)",
         err=True,
@@ -174,13 +178,89 @@ def serve_cmd(
         uvicorn.run(app, host=host, port=port, log_level="warning")
     else:
         made.close()  # (each worker makes its own: the supervisor answers nothing)
-        if tier is not None:
-            tier.close()
         serve(options, host, port, workers)
     return EXIT_OK
 
 
-def _serve_tier(name: str) -> Backend | None:
-    """The entailment backend ``serve`` was asked for, made now (a missing extra is a clear
-    exit 2 here, not a 503 later)."""
-    return None if name == "off" else made_tier(name, lambda: make_backend(name))
+def _serve_tier(name: str, workers: int) -> tuple[str, Backend | None]:
+    """The tier the service runs, and its backend when one process serves: made now, so a
+    missing extra is a clear exit 2 here, not a 503 later. With several workers each makes
+    its own on its first ask, and the supervisor only checks that what they load is
+    installed (it loads no model it would not use)."""
+    if name == "off":
+        return "off", None
+    if workers == 1:
+        tier = made_tier(name, lambda: make_backend(name))
+        return (name if tier is not None else "off"), tier
+    return (name if made_tier(name, lambda: ensure_installed(name)) else "off"), None
+
+
+@cli.group("keys")
+def keys_group() -> None:
+    """API keys of the HTTP service: each bound to ACL groups, owning its traces."""
+
+
+@keys_group.command("create")
+@click.option(
+    "--acl",
+    "groups",
+    multiple=True,
+    metavar="GROUP",
+    help="The key reads GROUP's documents (repeat; none: public only).",
+)
+@click.option("--name", help="A label for the key (who or what uses it).")
+@_store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the key as JSON.")
+def keys_create_cmd(
+    groups: tuple[str, ...], name: str | None, store_url: str | None, as_json: bool
+) -> int:
+    """Create an API key. The secret is printed once and stored only as its sha256."""
+    with open_store(store_url) as store:
+        key, secret = store.create_key(groups, name)
+    payload = {**_key_dict(key), "secret": secret}
+    human = (
+        f"{secret}\n\nkey {key.id}{f' ({name})' if name else ''} reads: "
+        f"{', '.join(key.groups) or 'public documents only'}\n"
+        "Keep the secret: it is shown only now. Send it as Authorization: Bearer SECRET."
+    )
+    _emit(as_json, payload, human)
+    return EXIT_OK
+
+
+@keys_group.command("list")
+@_store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the keys as JSON.")
+def keys_list_cmd(store_url: str | None, as_json: bool) -> int:
+    """List API keys (never their secrets)."""
+    with open_store(store_url) as store:
+        keys = store.list_keys()
+    lines = [
+        f"{k.id}  {'revoked ' + k.revoked_at if k.revoked_at else 'live':<32} "
+        f"{', '.join(k.groups) or '(public only)':<24} {k.name or ''}".rstrip()
+        for k in keys
+    ]
+    _emit(as_json, {"keys": [_key_dict(k) for k in keys]}, "\n".join(lines) or "no keys")
+    return EXIT_OK
+
+
+@keys_group.command("revoke")
+@click.argument("key_id", metavar="ID")
+@_store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def keys_revoke_cmd(key_id: str, store_url: str | None, as_json: bool) -> int:
+    """Revoke the key ID: it stops working at once; its traces stay."""
+    with open_store(store_url) as store:
+        if not store.revoke_key(key_id):
+            raise NotFoundError(f"no live key {key_id!r} (see: quotebound keys list)")
+    _emit(as_json, {"id": key_id, "revoked": True}, f"revoked {key_id}")
+    return EXIT_OK
+
+
+def _key_dict(key: ApiKey) -> dict[str, Any]:
+    return {
+        "id": key.id,
+        "name": key.name,
+        "groups": list(key.groups),
+        "created_at": key.created_at,
+        "revoked_at": key.revoked_at,
+    }

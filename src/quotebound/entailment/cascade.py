@@ -1,9 +1,10 @@
 """The cascade: the fast checker decides where it is confident, the judge sees only the rest.
 
 For each pair the fast checker's probability ``p`` (``learned.FastChecker``) is computed
-first. Outside the band ``[low, high)`` the fast checker's judgement stands (``p >= high``:
-supported; ``p < low``: not). Inside it the pair goes to the judge (``judge.JudgeBackend``)
-and the judge's judgement stands, its detail prefixed with the fast checker's ``p``. The band
+first. Outside the band ``[low, high)``, which holds the fast checker's own threshold, the fast
+checker's judgement stands; so does its ``contradicted`` (a contradiction rule's veto),
+wherever ``p`` is. Inside the band the pair goes to the judge (``judge.JudgeBackend``) and the
+judge's judgement stands, its detail prefixed with the fast checker's ``p``. The band
 is read from the package's ``calibration.json`` (``cascade``), chosen on AttributionBench dev
 by ``benchmarks/cascade_curve.py`` from the accuracy/speed curve; a wider band sends more pairs
 to the judge (slower, and on dev more accurate).
@@ -14,6 +15,7 @@ failure is the judgement (``error`` set, not supported).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import ClassVar
@@ -40,6 +42,7 @@ class CascadeBackend(Backend):
         self.low, self.high = band if band is not None else shipped_band()
         self.version = f"cascade-1[{self.low:g},{self.high:g})+{fast.version}+{judge.version}"
         self.judged = 0  # pairs sent to the judge so far (for reports)
+        self._count = threading.Lock()
 
     def judge(self, claim: str, quote: str) -> Judgement:
         return self.judge_many([(claim, quote)])[0]
@@ -49,10 +52,12 @@ class CascadeBackend(Backend):
         out: list[Judgement] = []
         for (claim, quote), first in zip(pairs, fast, strict=True):
             p = None if first.error else (first.score if first.supported else 1.0 - first.score)
-            if p is not None and (p >= self.high or p < self.low):
+            vetoed = first.label == "contradicted" and first.error is None
+            if vetoed or (p is not None and (p >= self.high or p < self.low)):
                 out.append(replace(first, backend=self.name, version=self.version))
                 continue
-            self.judged += 1
+            with self._count:
+                self.judged += 1
             second = self.judge_backend.judge(claim, quote)
             why = "fast checker could not read it" if p is None else f"fast p {p:.3f} unsure"
             detail = f"{why}; judge: {second.detail}" if second.detail else why

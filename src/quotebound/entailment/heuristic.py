@@ -438,7 +438,8 @@ class HeuristicBackend(Backend):
         tokenizer = getattr(self._encoder, "tokenizer", None)
         if not isinstance(limit, int) or tokenizer is None:
             return True
-        return len(tokenizer(_clean(claim), add_special_tokens=True)["input_ids"]) <= limit
+        with self._lock:
+            return len(tokenizer(_clean(claim), add_special_tokens=True)["input_ids"]) <= limit
 
     def similarities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """The similarity signal alone (claim vs the quote and each of its sentences)."""

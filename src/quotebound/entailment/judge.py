@@ -13,8 +13,10 @@ Two ways to read the model, chosen by the provider's capabilities:
   ``p = P(yes) / (P(yes) + P(no))`` (the spellings ``Yes``/``yes``/`` Yes`` pooled). The pair is
   ``supported`` when ``p >= threshold``, else ``unrelated``. The threshold is read from the
   package's ``calibration.json`` for the model (fitted on AttributionBench **dev** by
-  ``benchmarks/judge_calibrate.py``, never on a test file); a model without an entry gets 0.5
-  and the judgement says so. Neither answer among the alternatives fails closed. A server that
+  ``benchmarks/judge_quality.py fit``, never on a test file); a model without an entry gets
+  0.5 and the judgement says so. When yes and no together hold under half the first token's
+  probability (the model began some other answer) the judgement fails closed; a "no" missing
+  from the listed alternatives counts as the smallest listed probability. A server that
   returns no log-probabilities at all (some OpenAI-compatible ones) has its one answer word
   read instead: ``Yes`` is p = 1, ``No`` p = 0, anything else fails closed. The fixed
   instructions come first and are the same for every pair, so a provider that can reuse a
@@ -59,6 +61,7 @@ WINDOW_CHARS = 1200  # the most evidence a pair is sent (whole sentences nearest
 MAX_CLAIM_CHARS = 1000  # a longer claim is not judged (it is never cut): fails closed
 DEFAULT_THRESHOLD = 0.5  # for a scored model without a fitted threshold
 GAP = " … "  # where windowed evidence left sentences out
+MIN_ANSWER_MASS = 0.5  # yes and no together must hold this much of the first token, or it fails
 
 SYSTEM = (
     "You check whether a quoted passage supports a claim. The user message is a JSON object "
@@ -112,8 +115,9 @@ def scored_payload(claim: str, evidence: str) -> str:
 def window(claim: str, evidence: str, limit: int) -> str | None:
     """``evidence`` itself when it fits in ``limit`` characters; else its sentences sharing most
     content words with ``claim`` (ties to the earlier), whole, in document order, joined with
-    ``GAP`` where sentences were left out, as many as fit; None when not even the best one fits
-    (the judge then fails closed rather than cut a sentence)."""
+    ``GAP`` where sentences were left out, as many as fit in rank order; None when the best one
+    does not fit (the judge then fails closed rather than cut it, or judge lesser sentences in
+    its place)."""
     text = evidence.strip()
     if len(text) <= limit:
         return text
@@ -123,6 +127,9 @@ def window(claim: str, evidence: str, limit: int) -> str | None:
         range(len(spans)),
         key=lambda k: (-len(wanted & content_words(normalize(text[slice(*spans[k])]))), k),
     )
+    best = ranked[0] if ranked else None
+    if best is None or spans[best][1] - spans[best][0] + len(GAP) > limit:
+        return None
     chosen: list[int] = []
     used = 0
     for k in ranked:
@@ -146,7 +153,10 @@ def window(claim: str, evidence: str, limit: int) -> str | None:
 
 def yes_probability(top: tuple[tuple[str, float], ...]) -> float | None:
     """``P(yes) / (P(yes) + P(no))`` over the first token's alternatives (spellings pooled:
-    case and surrounding space aside), or None when neither answer is among them."""
+    case and surrounding space aside), or None when the model did not answer yes or no: the
+    two together hold less than half the probability. An answer missing from the listed
+    alternatives gets, for "no", the smallest listed probability (the most it can have), and
+    for "yes" nothing: a missing "no" never makes a pair look surely supported."""
     yes = no = 0.0
     for token, logprob in top:
         word = token.strip().lower()
@@ -154,9 +164,18 @@ def yes_probability(top: tuple[tuple[str, float], ...]) -> float | None:
             yes += math.exp(logprob)
         elif word in _NO:
             no += math.exp(logprob)
-    if yes + no <= 0.0:
+    if yes + no < MIN_ANSWER_MASS:
         return None
+    if no == 0.0:
+        no = min(math.exp(logprob) for _, logprob in top)
     return yes / (yes + no)
+
+
+def answer_word(text: str) -> float | None:
+    """1.0 for a bare yes, 0.0 for a bare no (case, space and a full stop aside), else None:
+    how a server that returns no log-probabilities is read."""
+    word = text.strip().rstrip(".").lower()
+    return 1.0 if word in _YES else 0.0 if word in _NO else None
 
 
 @cache
@@ -287,8 +306,8 @@ class JudgeBackend(Backend):
 
     def _scored(self, completion: Completion, windowed: str) -> Judgement:
         p = yes_probability(completion.top_logprobs)
-        if p is None and not completion.top_logprobs:  # a server that returns no logprobs
-            p = yes_probability(((completion.text, 0.0),))
+        if not completion.top_logprobs:  # a server that returns no log-probabilities
+            p = answer_word(completion.text)
             windowed += " (no log-probabilities returned: read the answer word)"
         if p is None:
             seen = ", ".join(repr(t) for t, _ in completion.top_logprobs[:5]) or "none"

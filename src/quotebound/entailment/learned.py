@@ -33,6 +33,7 @@ closed, as the heuristic's does.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import math
@@ -97,6 +98,11 @@ class Weights:
             )
         ]
         return sorted(terms, key=lambda t: -abs(t[1]))
+
+    def digest(self) -> str:
+        """Eight hex digits of the model's numbers: refitted weights get another version."""
+        numbers = [*self.mean, *self.scale, *self.coef, self.intercept, self.threshold]
+        return hashlib.sha256(json.dumps(numbers).encode()).hexdigest()[:8]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -215,7 +221,7 @@ class FastChecker(Backend):
         self.weights = weights or shipped_weights()
         self.batch_size = batch_size
         fitted = self.weights.meta.get("version", "0")
-        self.version = f"fast-{fitted}+{MODEL_NAME}"
+        self.version = f"fast-{fitted}.{self.weights.digest()}+{MODEL_NAME}"
         self._encoder = encoder if encoder is not None else load_minilm(device)
         self._lock = threading.Lock()  # one encoder call at a time (its tokenizer is not shared)
 
@@ -282,7 +288,12 @@ class FastChecker(Backend):
         tokenizer = getattr(self._encoder, "tokenizer", None)
         if not isinstance(limit, int) or tokenizer is None:
             return True
-        return len(tokenizer(claim, add_special_tokens=True)["input_ids"]) <= limit
+        try:
+            with self._lock:
+                ids = tokenizer(claim, add_special_tokens=True)["input_ids"]
+        except (RuntimeError, ValueError) as exc:
+            raise EntailmentError(f"{MODEL_NAME}'s tokenizer failed: {exc}") from exc
+        return len(ids) <= limit
 
     def _embed(self, texts: list[str]) -> Any:
         try:
