@@ -36,10 +36,12 @@ LABELS = ("supported", "not_supported")
 WIDTHS = (0.0, 0.02, 0.04, 0.06, 0.08, 0.10, 0.12, 0.15, 0.20, 0.25, 0.30, 0.40, 0.50)
 
 
-def rows_with_fast(split: str, model: str) -> tuple[list[dict[str, Any]], float, float]:
+def rows_with_fast(
+    split: str, model: str, prompt: str = "plain"
+) -> tuple[list[dict[str, Any]], float, float]:
     """The judge cache of ``split`` with each row's fast probability, and the fast checker's
     and the judge's pairs/s on those rows."""
-    rows = {r["id"]: r for r in read_cache(cache_path(split, model))}
+    rows = {r["id"]: r for r in read_cache(cache_path(split, model, prompt))}
     sample = len(rows) if split == "dev" else None
     pairs = [p for p in pairs_of(split, sample) if p.id in rows]
     checker = FastChecker()
@@ -135,12 +137,13 @@ def show(points: Sequence[dict[str, Any]], n: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=("fit", "curve"))
-    parser.add_argument("--split", choices=("dev", "test"), default="dev")
+    parser.add_argument("--split", choices=("dev", "test", "wice"), default="dev")
     parser.add_argument("--model", default=JUDGE_MODEL)
     parser.add_argument("--max-judged", type=float, default=0.5)
+    parser.add_argument("--prompt", choices=("plain", "shots"), default="plain")
     args = parser.parse_args()
     split = "dev" if args.command == "fit" else args.split
-    rows, fast_rate, judge_rate = rows_with_fast(split, args.model)
+    rows, fast_rate, judge_rate = rows_with_fast(split, args.model, args.prompt)
     points = curve(rows, fast_rate, judge_rate)
     print(f"{split}: fast {fast_rate:.1f} pairs/s, judge {judge_rate:.2f} pairs/s on these rows")
     show(points, len(rows))

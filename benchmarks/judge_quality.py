@@ -35,8 +35,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from quotebound.entailment import make_backend
-from quotebound.entailment.judge import JUDGE_MODEL, calibration
+from quotebound.entailment.judge import JUDGE_MODEL, SCORED_EXAMPLES, JudgeBackend, calibration
 from quotebound.evaluation import load_dataset
 from quotebound.evaluation.loaders import PairExample
 from quotebound.evaluation.metrics import balanced_accuracy_of, classification, confusion
@@ -68,8 +67,9 @@ def pairs_of(split: str, sample: int | None = None) -> list[PairExample]:
     return sorted(chosen, key=pairs.index)
 
 
-def cache_path(split: str, model: str) -> Path:
-    return ROOT / "benchmarks" / "results" / f"judge-{model}-{split}.jsonl"
+def cache_path(split: str, model: str, prompt: str = "plain") -> Path:
+    tag = "" if prompt == "plain" else f"-{prompt}"
+    return ROOT / "benchmarks" / "results" / f"judge-{model}{tag}-{split}.jsonl"
 
 
 def read_cache(path: Path) -> list[dict[str, Any]]:
@@ -82,12 +82,13 @@ def score(args: argparse.Namespace) -> None:
     from quotebound.providers.local import LocalProvider
 
     pairs = pairs_of(args.split, args.sample)
-    path = cache_path(args.split, args.model)
+    path = cache_path(args.split, args.model, args.prompt)
     path.parent.mkdir(parents=True, exist_ok=True)
     done = {row["id"] for row in read_cache(path)}
     todo = [p for p in pairs if p.id not in done]
     print(f"{args.split}: {len(pairs)} pairs, {len(done)} cached, {len(todo)} to judge", flush=True)
-    backend = make_backend("judge", provider=LocalProvider(model=args.model))
+    examples = SCORED_EXAMPLES if args.prompt == "shots" else ()
+    backend = JudgeBackend(LocalProvider(model=args.model), examples=examples)
     try:
         with path.open("a", encoding="utf-8") as out:
             for n, pair in enumerate(todo, 1):
@@ -135,7 +136,7 @@ def best_threshold(rows: Sequence[dict[str, Any]]) -> tuple[float, float]:
 
 
 def fit(args: argparse.Namespace) -> None:
-    rows = read_cache(cache_path("dev", args.model))
+    rows = read_cache(cache_path("dev", args.model, args.prompt))
     if not rows:
         sys.exit("no dev cache: run `score --split dev` first")
     threshold, bacc = best_threshold(rows)
@@ -158,7 +159,7 @@ def bootstrap(gold: Sequence[str], pred: Sequence[str]) -> tuple[float, float]:
 
 
 def report(args: argparse.Namespace) -> None:
-    rows = read_cache(cache_path(args.split, args.model))
+    rows = read_cache(cache_path(args.split, args.model, args.prompt))
     entry = calibration().get(args.model)
     threshold = float(entry["threshold"]) if entry else 0.5
     print(f"{args.split}, {args.model}, threshold {threshold} ({'fitted' if entry else 'default'})")
@@ -185,6 +186,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--split", choices=tuple(FILES), default="dev")
     parser.add_argument("--sample", type=int, default=None)
     parser.add_argument("--model", default=JUDGE_MODEL)
+    parser.add_argument(
+        "--prompt", choices=("plain", "shots"), default="plain", help="shots: worked examples"
+    )
     args = parser.parse_args(argv)
     {"score": score, "fit": fit, "report": report}[args.command](args)
 

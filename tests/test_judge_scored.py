@@ -15,6 +15,7 @@ from quotebound.entailment import make_backend
 from quotebound.entailment.judge import (
     GAP,
     JUDGE_MODEL,
+    SCORED_EXAMPLES,
     SCORED_SYSTEM,
     JudgeBackend,
     calibration,
@@ -233,3 +234,16 @@ def test_without_log_probabilities_the_answer_word_is_read(word: str, supported:
 def test_without_log_probabilities_any_other_word_fails_closed() -> None:
     judgement = JudgeBackend(ScriptedProvider(["Maybe"], logprobs=True)).judge("a b", "a b")
     assert judgement.error is not None and not judgement.supported
+
+
+def test_worked_examples_are_a_fixed_prefix_before_the_pair() -> None:
+    provider = scored(YES, YES)
+    judge = JudgeBackend(provider, threshold=0.5, examples=SCORED_EXAMPLES)
+    judge.judge("Claim one.", "Evidence one.")
+    judge.judge("Claim two.", "Evidence two.")
+    first, second = (r.messages for r in provider.requests)
+    assert first[:-1] == second[:-1]  # everything before the pair is the same: reusable
+    assert [m.role for m in first[1:-1]] == ["user", "assistant"] * len(SCORED_EXAMPLES)
+    assert [m.content for m in first[2:-1:2]] == [a for _, _, a in SCORED_EXAMPLES]
+    assert json.loads(first[-1].content.splitlines()[0])["claim"] == "Claim one."
+    assert judge.version.endswith(f"+{len(SCORED_EXAMPLES)}shots")

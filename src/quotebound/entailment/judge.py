@@ -97,6 +97,41 @@ SCORED_SYSTEM = (
     "Reply with one word: Yes or No."
 )
 SCORED_QUESTION = "Does the evidence support every part of the claim? Answer Yes or No."
+# Worked examples, sent as earlier turns after the instructions: fixed, so part of the reused
+# prefix (they cost a pair nothing once computed). Written for this project, none from a
+# dataset: (evidence, claim, answer).
+SCORED_EXAMPLES: tuple[tuple[str, str, str], ...] = (
+    (
+        "The museum opened in 1932 and was expanded in 1987.",
+        "The museum opened in 1932.",
+        "Yes",
+    ),
+    (
+        "The museum opened in 1932.",
+        "The museum opened in 1932 with free admission for children.",
+        "No",
+    ),
+    (
+        "Several studies found that regular exercise lowers the risk of heart disease.",
+        "Research suggests exercising regularly can reduce heart disease risk.",
+        "Yes",
+    ),
+    (
+        "Alice Moreau led the research team from 2010 to 2015.",
+        "Bob Stein led the research team from 2010 to 2015.",
+        "No",
+    ),
+    (
+        "The company reported revenue of $4 billion for 2021.",
+        "The company reported revenue of $5 billion for 2021.",
+        "No",
+    ),
+    (
+        "Paris has more than 400 parks and gardens.",
+        "The Eiffel Tower was completed in 1889.",
+        "No",
+    ),
+)
 _YES = frozenset({"yes"})
 _NO = frozenset({"no"})
 
@@ -230,8 +265,10 @@ class JudgeBackend(Backend):
         threshold: float | None = None,
         window_chars: int = WINDOW_CHARS,
         max_claim_chars: int = MAX_CLAIM_CHARS,
+        examples: tuple[tuple[str, str, str], ...] = (),
     ) -> None:
         self.provider = provider
+        self.examples = examples
         self.max_tokens = max_tokens
         self.scored = provider.capabilities.logprobs
         self.constrained = provider.capabilities.json_schema
@@ -241,15 +278,25 @@ class JudgeBackend(Backend):
         self.calibrated = fitted is not None
         self.threshold = DEFAULT_THRESHOLD if fitted is None else fitted
         way = f"p>={self.threshold:g}" if self.scored else "label"
+        way += f"+{len(examples)}shots" if examples and self.scored else ""
         self.version = f"judge-2+{provider.name}:{provider.model}+{way}"
         # one call at a time to a provider that takes one (the local model's single slot)
         self._lock = nullcontext() if provider.thread_safe else threading.Lock()
 
     def request(self, claim: str, quote: str) -> Request:
         if self.scored:
+            shots = tuple(
+                m
+                for evidence, example, answer in self.examples
+                for m in (
+                    Message("user", scored_payload(example, evidence)),
+                    Message("assistant", answer),
+                )
+            )
             return Request(
                 messages=(
                     Message("system", SCORED_SYSTEM),
+                    *shots,
                     Message("user", scored_payload(claim, quote)),
                 ),
                 working_set=WorkingSet(()),
