@@ -368,6 +368,40 @@ def mismatch(claim: str, quote: str, overlap: float = OVERLAP) -> tuple[str, flo
     return None
 
 
+# -- the encoder, shared with the fast checker ------------------------------------------------
+
+
+def encoder_fits(encoder: Any, text: str, lock: threading.Lock) -> bool:
+    """Whether ``encoder`` sees the whole of ``text`` (it silently cuts longer inputs). Its
+    tokenizer runs under ``lock`` (it is not safe to share between threads)."""
+    limit = getattr(encoder, "max_seq_length", None)
+    tokenizer = getattr(encoder, "tokenizer", None)
+    if not isinstance(limit, int) or tokenizer is None:
+        return True
+    try:
+        with lock:
+            ids = tokenizer(text, add_special_tokens=True)["input_ids"]
+    except (RuntimeError, ValueError) as exc:
+        raise EntailmentError(f"{MODEL_NAME}'s tokenizer failed: {exc}") from exc
+    return len(ids) <= limit
+
+
+def embed(encoder: Any, texts: list[str], batch_size: int, lock: threading.Lock) -> Any:
+    """Unit-length embeddings of ``texts`` (one encoder call at a time, under ``lock``); an
+    ``EntailmentError`` when the encoder fails or was closed."""
+    try:
+        with lock:
+            return encoder.encode(
+                texts,
+                batch_size=batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+    except (RuntimeError, ValueError, AttributeError) as exc:  # AttributeError: closed
+        raise EntailmentError(f"{MODEL_NAME} failed to embed: {exc}") from exc
+
+
 # -- the backend -----------------------------------------------------------------------------
 
 
@@ -433,13 +467,7 @@ class HeuristicBackend(Backend):
         return [j for j in out if j is not None]
 
     def _claim_fits(self, claim: str) -> bool:
-        """Whether the encoder sees the whole claim (it silently cuts longer inputs)."""
-        limit = getattr(self._encoder, "max_seq_length", None)
-        tokenizer = getattr(self._encoder, "tokenizer", None)
-        if not isinstance(limit, int) or tokenizer is None:
-            return True
-        with self._lock:
-            return len(tokenizer(_clean(claim), add_special_tokens=True)["input_ids"]) <= limit
+        return encoder_fits(self._encoder, _clean(claim), self._lock)
 
     def similarities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """The similarity signal alone (claim vs the quote and each of its sentences)."""
@@ -454,17 +482,7 @@ class HeuristicBackend(Backend):
         for _, claim, pieces in wanted:
             for text in (claim, *pieces):
                 texts.setdefault(text, len(texts))
-        try:
-            with self._lock:
-                vectors = self._encoder.encode(
-                    list(texts),
-                    batch_size=self.batch_size,
-                    normalize_embeddings=True,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                )
-        except (RuntimeError, ValueError, AttributeError) as exc:  # AttributeError: closed
-            raise EntailmentError(f"{MODEL_NAME} failed to embed: {exc}") from exc
+        vectors = embed(self._encoder, list(texts), self.batch_size, self._lock)
         sims = []
         for _, claim, pieces in wanted:
             c = vectors[texts[claim]]

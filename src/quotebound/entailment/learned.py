@@ -50,7 +50,7 @@ from ..text.sentences import sentence_spans
 from ..text.tokens import numbers
 from ..text.words import STOPWORDS, content_words, stem
 from .base import Backend, EntailmentError, Judgement
-from .heuristic import MODEL_NAME, load_minilm, mismatch
+from .heuristic import MODEL_NAME, embed, encoder_fits, load_minilm, mismatch
 
 FEATURES: tuple[str, ...] = (
     "content_share",
@@ -283,30 +283,10 @@ class FastChecker(Backend):
         return Judgement("unrelated", 1.0 - p, self.name, self.version, detail=detail)
 
     def _fits(self, claim: str) -> bool:
-        """Whether the encoder sees the whole claim (it silently cuts longer inputs)."""
-        limit = getattr(self._encoder, "max_seq_length", None)
-        tokenizer = getattr(self._encoder, "tokenizer", None)
-        if not isinstance(limit, int) or tokenizer is None:
-            return True
-        try:
-            with self._lock:
-                ids = tokenizer(claim, add_special_tokens=True)["input_ids"]
-        except (RuntimeError, ValueError) as exc:
-            raise EntailmentError(f"{MODEL_NAME}'s tokenizer failed: {exc}") from exc
-        return len(ids) <= limit
+        return encoder_fits(self._encoder, claim, self._lock)
 
     def _embed(self, texts: list[str]) -> Any:
-        try:
-            with self._lock:
-                return self._encoder.encode(
-                    texts,
-                    batch_size=self.batch_size,
-                    normalize_embeddings=True,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                )
-        except (RuntimeError, ValueError, AttributeError) as exc:  # AttributeError: closed
-            raise EntailmentError(f"{MODEL_NAME} failed to embed: {exc}") from exc
+        return embed(self._encoder, texts, self.batch_size, self._lock)
 
     def close(self) -> None:
         self._encoder = None

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import ParamSpec, TypeVar
+from typing import Generic, ParamSpec, Protocol, TypeVar
 
 from ..budget import Budget
 from ..entailment.base import Backend
@@ -121,52 +121,44 @@ class Admission:
             self.count -= 1
 
 
-class Model:
-    """The provider, made once on first use; calls serialised where it is not thread-safe."""
+class _Closeable(Protocol):
+    def close(self) -> None: ...
+
+
+_M = TypeVar("_M", bound=_Closeable)
+
+
+class Once(Generic[_M]):
+    """What ``factory`` makes (a provider, an entailment backend), made once on first use; one
+    that cannot be made is a 503 ``provider_unavailable`` (the reason is logged, not sent)."""
+
+    def __init__(self, factory: Callable[[], _M], what: str) -> None:
+        self._factory = factory
+        self._what = what
+        self._made: _M | None = None
+        self._make_lock = threading.Lock()
+
+    def get(self) -> _M:
+        with self._make_lock:
+            if self._made is None:
+                try:
+                    self._made = self._factory()
+                except QuoteboundError as exc:
+                    log.error("cannot make the %s: %s", self._what, exc)
+                    raise provider_unavailable() from exc
+            return self._made
+
+    def close(self) -> None:
+        if self._made is not None:
+            self._made.close()
+
+
+class Model(Once[Provider]):
+    """The provider; its calls serialised (``call_lock``) where it is not thread-safe."""
 
     def __init__(self, factory: Callable[[], Provider]) -> None:
-        self._factory = factory
-        self._provider: Provider | None = None
-        self._make_lock = threading.Lock()
+        super().__init__(factory, "provider")
         self.call_lock = threading.Lock()
-
-    def get(self) -> Provider:
-        with self._make_lock:
-            if self._provider is None:
-                try:
-                    self._provider = self._factory()
-                except QuoteboundError as exc:
-                    log.error("cannot make the provider: %s", exc)
-                    raise provider_unavailable() from exc
-            return self._provider
-
-    def close(self) -> None:
-        if self._provider is not None:
-            self._provider.close()
-
-
-class Tier:
-    """The entailment backend, made once on first use (backends are safe to share between the
-    answer threads: each serialises its own model calls)."""
-
-    def __init__(self, factory: Callable[[], Backend]) -> None:
-        self._factory = factory
-        self._backend: Backend | None = None
-        self._lock = threading.Lock()
-
-    def get(self) -> Backend:
-        with self._lock:
-            if self._backend is None:
-                try:
-                    self._backend = self._factory()
-                except QuoteboundError as exc:
-                    log.error("cannot make the entailment backend: %s", exc)
-                    raise provider_unavailable() from exc
-            return self._backend
-
-    def close(self) -> None:
-        if self._backend is not None:
-            self._backend.close()
 
 
 class ServerState:
@@ -176,7 +168,8 @@ class ServerState:
         self.config = config
         self.stores = Stores(config.store_url, config.idle_connections)
         self.model = Model(config.provider)
-        self.tier = Tier(config.entailment) if config.entailment is not None else None
+        # (backends are safe to share between the answer threads: each serialises its model)
+        self.tier = Once(config.entailment, "entailment backend") if config.entailment else None
         self.admission = Admission(config.max_waiting)
         self._pool = ThreadPoolExecutor(max_workers=config.ask_workers, thread_name_prefix="qb-ask")
 
