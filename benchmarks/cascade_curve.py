@@ -65,7 +65,7 @@ def rows_with_fast(
 
 
 def decide(
-    rows: Sequence[dict[str, Any]], low: float, high: float, fast_t: float, judge_t: float
+    rows: Sequence[dict[str, Any]], low: float, high: float, judge_t: float
 ) -> tuple[list[str], int]:
     preds, judged = [], 0
     for r in rows:
@@ -76,7 +76,6 @@ def decide(
             judged += 1
             ok = r["p"] is not None and r["p"] >= judge_t
         preds.append("supported" if ok else "not_supported")
-    del fast_t
     return preds, judged
 
 
@@ -93,7 +92,7 @@ def curve(
         low, high = max(0.0, fast_t - w), min(1.0, fast_t + w)
         if w == 0.0:
             low = high = fast_t
-        preds, judged = decide(rows, low, high, fast_t, judge_t)
+        preds, judged = decide(rows, low, high, judge_t)
         share = judged / len(rows)
         rate = 1.0 / (1.0 / fast_rate + share / judge_rate)
         bacc = balanced_accuracy_of(confusion(gold, preds, LABELS))
@@ -151,7 +150,6 @@ def main() -> None:
         from quotebound.entailment.cascade import shipped_band
 
         low, high = shipped_band()
-        fast_t = 0.0  # (unused by decide)
         judge_t = fitted_threshold(args.model) or 0.5
         groups: dict[str, list[dict[str, Any]]] = {"all": rows}
         for r in rows:
@@ -159,7 +157,7 @@ def main() -> None:
                 groups.setdefault(r["source"], []).append(r)
         print(f"shipped band [{low}, {high}):")
         for name, group in groups.items():
-            preds, judged = decide(group, low, high, fast_t, judge_t)
+            preds, judged = decide(group, low, high, judge_t)
             gold = [r["gold"] for r in group]
             bacc = balanced_accuracy_of(confusion(gold, preds, LABELS))
             lo, hi = bootstrap(gold, preds)

@@ -186,7 +186,6 @@ def lexical(claim: str, evidence: str) -> Lexical:
     c_numbers = numbers(c_norm)
     e_numbers = numbers(e_norm)
     c_names = _names(claim)
-    e_lower = e_norm
     found_rule = mismatch(claim, evidence)
     values = {
         "content_share": _share(len(wanted & found), len(wanted)),
@@ -195,7 +194,7 @@ def lexical(claim: str, evidence: str) -> Lexical:
         "missing_words": math.log1p(len(wanted - found)),
         "number_share": _share(len(c_numbers & e_numbers), len(c_numbers)),
         "has_numbers": 1.0 if c_numbers else 0.0,
-        "name_share": _share(sum(n in e_lower for n in c_names), len(c_names)),
+        "name_share": _share(sum(n in e_norm for n in c_names), len(c_names)),
         "mismatch": 1.0 if found_rule is not None else 0.0,
         "similarity": 0.0,
         "claim_words": math.log1p(len(_TOKEN.findall(c_norm))),
