@@ -12,11 +12,19 @@ same code ``quotebound ask`` runs. Reported per provider:
 - abstention on unanswerable (higher is better) and false abstention on answerable (lower);
 - gold overlap: answered answerable questions whose kept quotes overlap a sentence the CLAPNQ
   annotators selected (a rough correctness signal, not a metric of the issue);
-- seconds per answer (mean and p50), and provider errors.
+- seconds per answer (mean and p50), and provider errors;
+- what a served answer must never hold, counted in the served answers: fragment or
+  placeholder claims (``verify.fragment``), decorative citations (a kept citation sharing no
+  content word with its claim), and model notes shown in an abstention that state a fact
+  (``coverage.states_no_fact``); and answers naming a part of the question left unaddressed.
+
+The support tier runs as ``quotebound ask`` runs it (``--entailment fast``, the default;
+``off`` to measure without it).
 
 Run from the repository root (CLAPNQ is read in place from ../shared/data/clapnq):
 
     .venv/bin/python benchmarks/answer_quality.py --per-split 60
+    .venv/bin/python benchmarks/answer_quality.py --providers local-1.5b --entailment off
     .venv/bin/python benchmarks/answer_quality.py --providers extractive --per-split 300
 """
 
@@ -34,11 +42,15 @@ from pathlib import Path
 from typing import Any
 
 from quotebound.corpus import LoadedDocument
+from quotebound.coverage import states_no_fact
+from quotebound.entailment import make_backend
 from quotebound.ingest import chunk_document
 from quotebound.pipeline import Answer, AskOptions, ask
 from quotebound.providers import ExtractiveProvider, Provider
 from quotebound.store import open_store
 from quotebound.text import normalize
+from quotebound.text.words import content_words
+from quotebound.verify import fragment
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "clapnq"
 SEED = 20261129
@@ -71,13 +83,18 @@ class Tally:
     answerable: int = 0
     answered_answerable: int = 0
     gold_overlap: int = 0
+    fragments: int = 0
+    decorative: int = 0
+    unverified_notes: int = 0
+    unaddressed: int = 0
 
 
 def load(per_split: int, seed: int) -> list[Item]:
     items: list[Item] = []
     for name, answerable in (("answerable", True), ("unanswerable", False)):
         rows = [json.loads(line) for line in (DATA / f"clapnq_dev_{name}.jsonl").open()]
-        for row in random.Random(seed).sample(rows, min(per_split, len(rows))):
+        random.Random(seed).shuffle(rows)  # a smaller sample is the start of a larger one
+        for row in rows[:per_split]:
             passage = row["passages"][0]
             gold = [s for out in row["output"] for s in out.get("selected_sentences", [])]
             items.append(
@@ -97,6 +114,18 @@ def make(name: str) -> Provider:
 
 def score(tally: Tally, item: Item, answer: Answer, seconds: float) -> None:
     tally.answers += 1
+    served = answer.verdicts[answer.counts["served_attempt"] - 1] if answer.claims else None
+    for claim in served.kept_claims if served is not None else ():
+        tally.fragments += fragment(claim.text) is not None
+        words = content_words(normalize(claim.text))
+        for cite in claim.citations:
+            if cite.valid and words:
+                tally.decorative += words.isdisjoint(content_words(normalize(cite.quote or "")))
+    if answer.abstention is not None and answer.verdicts:
+        note = answer.verdicts[-1].missing
+        shown = note is not None and note.strip() in answer.abstention.missing
+        tally.unverified_notes += shown and not states_no_fact(note or "", item.question)
+    tally.unaddressed += bool(answer.unaddressed)
     tally.seconds.append(seconds)
     if answer.verdicts:
         first, last = (
@@ -123,8 +152,9 @@ def score(tally: Tally, item: Item, answer: Answer, seconds: float) -> None:
         tally.abstained_unanswerable += abstained
 
 
-def run(name: str, items: list[Item], store_url: str, progress: bool) -> Tally:
+def run(name: str, items: list[Item], store_url: str, progress: bool, tier: str) -> Tally:
     provider = make(name)
+    backend = None if tier == "off" else make_backend(tier)
     tally = Tally()
     try:
         with open_store(store_url) as store:
@@ -134,13 +164,15 @@ def run(name: str, items: list[Item], store_url: str, progress: bool) -> Tally:
                     item.question,
                     store,
                     provider,
-                    AskOptions(corpora=[f"q{item.id}"], max_tokens=700),
+                    AskOptions(corpora=[f"q{item.id}"], max_tokens=700, entailment=backend),
                 )
                 score(tally, item, answer, time.perf_counter() - started)
                 if progress:
                     print(f"\r{name}: {n}/{len(items)}", end="", file=sys.stderr, flush=True)
     finally:
         provider.close()
+        if backend is not None:
+            backend.close()
         if progress:
             print(file=sys.stderr)
     return tally
@@ -157,11 +189,12 @@ def pct(num: int, den: int) -> str:
     return f"{100 * num / den:5.1f}%" if den else "   - "
 
 
-def report(results: dict[str, Tally], items: list[Item]) -> None:
+def report(results: dict[str, Tally], items: list[Item], tier: str) -> None:
     answerable = sum(i.answerable for i in items)
     print(
         f"quotebound answer quality on CLAPNQ dev: {answerable} answerable + "
-        f"{len(items) - answerable} unanswerable questions (seed {SEED})"
+        f"{len(items) - answerable} unanswerable questions (seed {SEED}), support tier "
+        f"{tier}"
     )
     rows: list[tuple[str, ...]] = [
         (
@@ -175,6 +208,10 @@ def report(results: dict[str, Tally], items: list[Item]) -> None:
             "s/answer",
             "p50 s",
             "errors",
+            "fragments",
+            "decorative",
+            "unverified notes",
+            "unaddressed",
         )
     ]
     for name, t in results.items():
@@ -190,6 +227,10 @@ def report(results: dict[str, Tally], items: list[Item]) -> None:
                 f"{statistics.mean(t.seconds):.2f}",
                 f"{statistics.median(t.seconds):.2f}",
                 str(t.errors),
+                str(t.fragments),
+                str(t.decorative),
+                str(t.unverified_notes),
+                str(t.unaddressed),
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -208,6 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--per-split", type=int, default=60)
     parser.add_argument("--providers", nargs="+", default=list(PROVIDERS), choices=PROVIDERS)
+    parser.add_argument("--entailment", default="fast", help="the support tier (off: none)")
     parser.add_argument("--json", type=Path, help="also write the tallies as JSON here")
     args = parser.parse_args(argv)
     if not DATA.exists():
@@ -219,8 +261,8 @@ def main(argv: list[str] | None = None) -> int:
         url = f"sqlite:///{tmp}/clapnq.db"
         ingest(items, url)
         for name in args.providers:
-            results[name] = run(name, items, url, sys.stderr.isatty())
-    report(results, items)
+            results[name] = run(name, items, url, sys.stderr.isatty(), args.entailment)
+    report(results, items, args.entailment)
     if args.json:
         payload: dict[str, Any] = {k: vars(v) for k, v in results.items()}
         args.json.write_text(json.dumps(payload, indent=2), encoding="utf-8")

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from judge_quality import CALIBRATION, bootstrap, cache_path, pairs_of, read_cache
+from judge_quality import CALIBRATION, DEV_SAMPLE, bootstrap, cache_path, pairs_of, read_cache
 from quotebound.entailment.judge import JUDGE_MODEL, fitted_threshold
 from quotebound.entailment.learned import FastChecker
 from quotebound.evaluation.metrics import balanced_accuracy_of, confusion
@@ -42,7 +42,7 @@ def rows_with_fast(
     """The judge cache of ``split`` with each row's fast probability, and the fast checker's
     and the judge's pairs/s on those rows."""
     rows = {r["id"]: r for r in read_cache(cache_path(split, model, prompt))}
-    sample = len(rows) if split == "dev" else None
+    sample = DEV_SAMPLE if split == "dev" else None
     pairs = [p for p in pairs_of(split, sample) if p.id in rows]
     checker = FastChecker()
     try:

@@ -19,6 +19,7 @@ The pairs are those ``quotebound eval`` reads (``load_dataset``), so ``quoteboun
 
     .venv/bin/python benchmarks/judge_quality.py score --split dev --sample 240
     .venv/bin/python benchmarks/judge_quality.py fit
+    .venv/bin/python benchmarks/judge_quality.py score --split dev --fast-band 0.35 0.72
     .venv/bin/python benchmarks/judge_quality.py score --split test
     .venv/bin/python benchmarks/judge_quality.py report --split test
 """
@@ -51,6 +52,9 @@ FILES = {
 }
 CALIBRATION = ROOT / "src" / "quotebound" / "entailment" / "calibration.json"
 LABELS = ("supported", "not_supported")
+# The label-balanced dev sample the judge's threshold and the cascade's band are fitted on. The
+# dev cache may hold more rows (``score --fast-band``): those are not a balanced sample.
+DEV_SAMPLE = 160
 
 
 def pairs_of(split: str, sample: int | None = None) -> list[PairExample]:
@@ -64,6 +68,27 @@ def pairs_of(split: str, sample: int | None = None) -> list[PairExample]:
         random.Random(0).shuffle(of_gold)
         chosen += of_gold[: sample // 2]
     return sorted(chosen, key=pairs.index)
+
+
+def fast_probabilities(pairs: Sequence[PairExample]) -> list[float | None]:
+    """The fast checker's P(supported) of each pair (None where it could not read one)."""
+    from quotebound.entailment.learned import FastChecker
+
+    checker = FastChecker()
+    try:
+        judged = []
+        for i in range(0, len(pairs), 16):  # in batches, as the tier and eval call it
+            judged += checker.judge_many([(p.claim, p.quote) for p in pairs[i : i + 16]])
+    finally:
+        checker.close()
+    return [None if j.error else (j.score if j.supported else 1.0 - j.score) for j in judged]
+
+
+def in_fast_band(pairs: Sequence[PairExample], low: float, high: float) -> list[PairExample]:
+    """The pairs whose fast probability lies in ``[low, high)`` (or that the fast checker could
+    not read): those a cascade with a band inside this one sends to the judge."""
+    fast = fast_probabilities(pairs)
+    return [p for p, f in zip(pairs, fast, strict=True) if f is None or low <= f < high]
 
 
 def cache_path(split: str, model: str, prompt: str = "plain") -> Path:
@@ -81,6 +106,8 @@ def score(args: argparse.Namespace) -> None:
     from quotebound.providers.local import LocalProvider
 
     pairs = pairs_of(args.split, args.sample)
+    if args.fast_band:
+        pairs = in_fast_band(pairs, *args.fast_band)
     path = cache_path(args.split, args.model, args.prompt)
     path.parent.mkdir(parents=True, exist_ok=True)
     done = {row["id"] for row in read_cache(path)}
@@ -133,8 +160,14 @@ def best_threshold(rows: Sequence[dict[str, Any]]) -> tuple[float, float]:
     return round(threshold, 4), bacc
 
 
+def dev_sample_rows(model: str, prompt: str = "plain") -> list[dict[str, Any]]:
+    """The dev cache's rows of the balanced ``DEV_SAMPLE``."""
+    wanted = {p.id for p in pairs_of("dev", DEV_SAMPLE)}
+    return [r for r in read_cache(cache_path("dev", model, prompt)) if r["id"] in wanted]
+
+
 def fit(args: argparse.Namespace) -> None:
-    rows = read_cache(cache_path("dev", args.model, args.prompt))
+    rows = dev_sample_rows(args.model, args.prompt)
     if not rows:
         sys.exit("no dev cache: run `score --split dev` first")
     threshold, bacc = best_threshold(rows)
@@ -184,6 +217,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--split", choices=tuple(FILES), default="dev")
     parser.add_argument("--sample", type=int, default=None)
     parser.add_argument("--model", default=JUDGE_MODEL)
+    parser.add_argument(
+        "--fast-band",
+        nargs=2,
+        type=float,
+        metavar=("LOW", "HIGH"),
+        help="score: only the pairs whose fast-checker probability lies in [LOW, HIGH)",
+    )
     parser.add_argument(
         "--prompt", choices=("plain", "shots"), default="plain", help="shots: worked examples"
     )

@@ -10,6 +10,7 @@ import pytest
 from quotebound import Source, WorkingSet, verify
 from quotebound.contract import (
     EVIDENCE_SENTINEL,
+    MIN_CLAIM_CHARS,
     SENTINEL,
     answer_schema,
     build_request,
@@ -79,6 +80,24 @@ def test_schema_limits_ids_and_quotes_to_the_working_set() -> None:
     assert all(o["additionalProperties"] is False for o in options)
     assert options[0]["properties"]["quote"] == {"enum": ["Employees get 16 weeks of paid leave."]}
     assert options[2]["properties"]["quote"] == {"type": "string"}  # no sentence of 4+ words
+
+
+def test_the_schema_asks_for_the_quote_first_and_a_sentence_after_it() -> None:
+    claim = answer_schema(WS)["properties"]["claims"]["items"]
+    # a constrained decoder writes properties in this order: the evidence, then the claim
+    assert list(claim["properties"]) == ["citations", "text"] == claim["required"]
+    assert claim["properties"]["text"]["minLength"] == MIN_CLAIM_CHARS
+    assert len("16 weeks") < MIN_CLAIM_CHARS
+
+
+def test_a_model_that_copies_the_answer_template_is_refused() -> None:
+    system = build_request("q", WS, "json").messages[0].content
+    template = json.loads(system[system.index('{"answerable"') :])
+    copied = template["claims"][0]
+    copied["citations"][0]["quote"] = "Employees get 16 weeks of paid leave."
+    verdict = verify(WS, json.dumps(template))
+    assert [c.reason for c in verdict.claims] == ["claim_fragment"]
+    assert "complete sentence" in system and "never a fragment" in system
 
 
 def test_an_output_the_schema_allows_verifies() -> None:

@@ -10,7 +10,8 @@ import pytest
 
 from quotebound.cards import text_fragment
 from quotebound.corpus import Chunk, LoadedDocument, Page
-from quotebound.pipeline import AskOptions, ask
+from quotebound.entailment.base import Judgement
+from quotebound.pipeline import AnswerCheck, AskOptions, ask
 from quotebound.providers.base import ProviderError
 from quotebound.providers.extractive import ExtractiveProvider
 from quotebound.providers.scripted import ScriptedProvider
@@ -156,11 +157,12 @@ def test_partially_dropped_after_repair(store: Store) -> None:
 
 
 def test_model_abstains_helpfully(store: Store) -> None:
-    provider = ScriptedProvider([answer_json(answerable=False, missing="No Japan policy.")])
+    note = "The documents do not mention a parental leave policy for Japan."
+    provider = ScriptedProvider([answer_json(answerable=False, missing=note)])
     answer = ask("What is the parental leave policy in Japan?", store, provider)
     assert answer.status == "abstained" and answer.claims == ()
     assert answer.abstention is not None
-    assert answer.abstention.missing == "No Japan policy."
+    assert answer.abstention.missing == note  # it states no fact: shown
     assert "Leave" in answer.abstention.searched
     trace = store.get_trace(answer.trace_id or "")
     assert trace.retrieved and all("#c" in key for key in trace.retrieved)
@@ -296,9 +298,207 @@ def test_an_abstention_note_that_says_nothing_is_replaced(store: Store, note: st
     assert result.abstention.missing == "the documents searched do not state this"
 
 
-def test_an_abstention_note_with_content_is_kept(store: Store) -> None:
-    provider = ScriptedProvider(
-        [json.dumps({"answerable": False, "missing": "pension plans", "claims": []})]
-    )
+@pytest.mark.parametrize(
+    "note",
+    [
+        "pension plans",  # a topic, or a guess at the answer: the code cannot tell them apart
+        "the Yellow River",
+        "14",
+        "Employees in Germany get 14 weeks.",
+        "The company does not offer parental leave in Germany.",  # an unverified negative claim
+        "The documents do not say, but it is probably 14 weeks.",
+    ],
+)
+def test_an_abstention_note_that_states_a_fact_is_not_shown(store: Store, note: str) -> None:
+    provider = ScriptedProvider([json.dumps({"answerable": False, "missing": note, "claims": []})])
     result = ask(QUESTION, store, provider)
-    assert result.abstention is not None and result.abstention.missing == "pension plans"
+    assert result.abstention is not None
+    assert result.abstention.missing == "the documents searched do not state this"
+    assert note not in json.dumps(result.to_dict()["abstention"])
+
+
+def test_an_abstention_note_that_only_says_what_the_documents_lack_is_shown(store: Store) -> None:
+    note = "The sources do not say how many weeks of parental leave employees get in Germany."
+    provider = ScriptedProvider([json.dumps({"answerable": False, "missing": note, "claims": []})])
+    result = ask(QUESTION, store, provider)
+    assert result.abstention is not None and result.abstention.missing == note
+
+
+# -- what of the question the answer leaves out: named in the repair turn, then to the reader ---
+
+TWO_PARTS = "How many weeks of parental leave do employees get, and when are expense reports due?"
+EXPENSES = FILLER[0]
+
+
+def _ids(store: Store, question: str) -> dict[str, str]:
+    probe = ScriptedProvider(["{}", "{}"])
+    ask(question, store, probe)
+    ws = probe.requests[0].working_set
+    return {text: s.id for text in (LEAVE, GERMANY, EXPENSES) for s in ws if text in s.text}
+
+
+def test_a_part_of_the_question_left_out_is_named_in_the_repair(store: Store) -> None:
+    ids = _ids(store, TWO_PARTS)
+    leave = ("Employees get 16 weeks of paid parental leave.", ids[LEAVE], LEAVE)
+    expenses = ("Expense reports are due within 30 days of travel.", ids[EXPENSES], EXPENSES)
+    provider = ScriptedProvider([answer_json(leave), answer_json(leave, expenses)])
+    answer = ask(TWO_PARTS, store, provider)
+    assert answer.status == "grounded" and answer.repaired
+    repair_turn = provider.requests[1].messages[-1].content
+    assert (
+        'does not address "when are expense reports due" from the question, although '
+        f"{ids[EXPENSES]} mentions it" in repair_turn
+    )
+    assert [c.text for c in answer.claims] == [leave[0], expenses[0]]
+    assert answer.unaddressed == ()
+    assert store.get_trace(answer.trace_id or "").counts["unaddressed"] == 0
+
+
+def test_a_part_still_left_out_after_the_repair_is_named_to_the_reader(store: Store) -> None:
+    ids = _ids(store, TWO_PARTS)
+    leave = ("Employees get 16 weeks of paid parental leave.", ids[LEAVE], LEAVE)
+    provider = ScriptedProvider([answer_json(leave), answer_json(leave)])
+    answer = ask(TWO_PARTS, store, provider)
+    assert answer.status == "grounded" and len(provider.requests) == 2  # one repair, no more
+    assert answer.unaddressed == ("when are expense reports due",)
+    assert answer.to_dict()["unaddressed"] == ["when are expense reports due"]
+    assert store.get_trace(answer.trace_id or "").counts["unaddressed"] == 1
+
+
+def test_the_general_rule_without_the_one_for_the_name_asked_about_is_repaired(
+    store: Store,
+) -> None:
+    ids = _ids(store, QUESTION)
+    general = ("Employees are entitled to 16 weeks of paid parental leave.", ids[LEAVE], LEAVE)
+    germany = (
+        "In Germany, the company tops up pay to full salary for the first 14 weeks.",
+        ids[GERMANY],
+        GERMANY,
+    )
+    provider = ScriptedProvider([answer_json(general), answer_json(general, germany)])
+    answer = ask(QUESTION, store, provider)
+    repair_turn = provider.requests[1].messages[-1].content
+    assert f'does not address "Germany" from the question, although {ids[GERMANY]}' in repair_turn
+    assert [c.text for c in answer.claims] == [general[0], germany[0]]
+    assert answer.unaddressed == ()
+
+
+def test_an_answer_that_addresses_everything_is_not_repaired(store: Store) -> None:
+    ids = _ids(store, QUESTION)
+    germany = (
+        "In Germany, the company tops up pay to full salary for the first 14 weeks.",
+        ids[GERMANY],
+        GERMANY,
+    )
+    provider = ScriptedProvider([answer_json(germany)])
+    answer = ask(QUESTION, store, provider)
+    assert answer.status == "grounded" and not answer.repaired and len(provider.requests) == 1
+
+
+def test_a_fragment_claim_is_refused_and_repaired_into_a_sentence(store: Store) -> None:
+    ids = _ids(store, QUESTION)
+    fragment = ("14 weeks", ids[GERMANY], GERMANY)
+    sentence = (
+        "In Germany, the company tops up pay to full salary for the first 14 weeks.",
+        ids[GERMANY],
+        GERMANY,
+    )
+    provider = ScriptedProvider([answer_json(fragment), answer_json(sentence)])
+    answer = ask(QUESTION, store, provider)
+    first = answer.verdicts[0]
+    assert [(c.kept, c.reason) for c in first.claims] == [(False, "claim_fragment")]
+    repair_turn = provider.requests[1].messages[-1].content
+    assert "claim 1 ('14 weeks') is a fragment: write it as one complete sentence" in repair_turn
+    assert [c.text for c in answer.claims] == [sentence[0]]
+
+
+def test_fragments_are_never_served(store: Store) -> None:
+    ids = _ids(store, QUESTION)
+    provider = ScriptedProvider(
+        [
+            answer_json(("14 weeks", ids[GERMANY], GERMANY), ("one claim", ids[LEAVE], LEAVE)),
+            answer_json(("16 weeks.", ids[LEAVE], LEAVE)),
+        ]
+    )
+    answer = ask(QUESTION, store, provider)
+    assert answer.status == "abstained" and answer.claims == () and answer.cards == ()
+    assert answer.abstention is not None
+    assert "could be verified" in answer.abstention.missing
+
+
+def test_the_support_tier_never_brings_a_fragment_back(store: Store) -> None:
+    from quotebound.entailment.heuristic import HeuristicBackend
+
+    ids = _ids(store, QUESTION)
+    provider = ScriptedProvider([answer_json(("14 weeks", ids[GERMANY], GERMANY))] * 2)
+    answer = ask(QUESTION, store, provider, AskOptions(entailment=HeuristicBackend()))
+    assert answer.status == "abstained" and answer.claims == ()
+    for verdict in answer.verdicts:
+        assert [c.reason for c in verdict.claims] == ["claim_fragment"]
+        assert verdict.claims[0].citations[0].entailment is None  # not judged at all
+
+
+# -- the answer check: verified quotes on the topic that do not answer the question -----------
+
+
+def _check(verdicts: dict[str, bool], seen: list[tuple[str, str]]) -> AnswerCheck:
+    """An answer check that answers from a table of question parts (and records its calls)."""
+
+    def check(question: str, evidence: str) -> Judgement:
+        seen.append((question, evidence))
+        label = "supported" if verdicts.get(question, False) else "unrelated"
+        return Judgement(label, 0.9, "judge", "judge-2+table")
+
+    return check
+
+
+def test_an_answer_the_check_refuses_becomes_an_abstention(store: Store) -> None:
+    ids = _ids(store, QUESTION)
+    germany = ("In Germany, pay is topped up to full salary for 14 weeks.", ids[GERMANY], GERMANY)
+    seen: list[tuple[str, str]] = []
+    options = AskOptions(answer_check=_check({}, seen))
+    answer = ask(QUESTION, store, ScriptedProvider([answer_json(germany)]), options)
+    assert answer.status == "abstained" and answer.claims == () and answer.cards == ()
+    assert (
+        answer.abstention is not None
+        and "do not answer what was asked" in answer.abstention.missing
+    )
+    assert seen == [(QUESTION.rstrip("?"), GERMANY)]  # the verified quote is the evidence
+    assert answer.answer_check is not None and not answer.answer_check.supported
+    trace = store.get_trace(answer.trace_id or "")
+    assert trace.status == "abstained" and trace.counts["answer_check_refused"] == 1
+    assert trace.attempts[0].verdict["status"] == "grounded"  # what the model said, kept
+    assert "answer_check_ms" in trace.timings
+
+
+def test_an_answer_the_check_accepts_is_served(store: Store) -> None:
+    ids = _ids(store, QUESTION)
+    germany = ("In Germany, pay is topped up to full salary for 14 weeks.", ids[GERMANY], GERMANY)
+    options = AskOptions(answer_check=_check({QUESTION.rstrip("?"): True}, []))
+    answer = ask(QUESTION, store, ScriptedProvider([answer_json(germany)]), options)
+    assert answer.status == "grounded" and [c.text for c in answer.claims] == [germany[0]]
+    assert answer.to_dict()["answer_check"]["label"] == "supported"
+    assert store.get_trace(answer.trace_id or "").counts["answer_check_refused"] == 0
+
+
+def test_one_answered_part_of_a_question_is_enough(store: Store) -> None:
+    ids = _ids(store, TWO_PARTS)
+    leave = ("Employees get 16 weeks of paid parental leave.", ids[LEAVE], LEAVE)
+    expenses = ("Expense reports are due within 30 days of travel.", ids[EXPENSES], EXPENSES)
+    seen: list[tuple[str, str]] = []
+    check = _check({"when are expense reports due": True}, seen)
+    provider = ScriptedProvider([answer_json(leave, expenses)])
+    answer = ask(TWO_PARTS, store, provider, AskOptions(answer_check=check))
+    assert answer.status == "grounded" and len(answer.claims) == 2
+    assert [q for q, _ in seen] == [
+        "How many weeks of parental leave do employees get",
+        "when are expense reports due",
+    ]
+    assert seen[0][1] == f"{LEAVE} {EXPENSES}"
+
+
+def test_the_check_is_not_run_on_an_abstention(store: Store) -> None:
+    seen: list[tuple[str, str]] = []
+    provider = ScriptedProvider([answer_json(answerable=False)])
+    answer = ask(QUESTION, store, provider, AskOptions(answer_check=_check({}, seen)))
+    assert answer.status == "abstained" and seen == [] and answer.answer_check is None

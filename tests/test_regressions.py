@@ -42,7 +42,7 @@ LEAVE = "Employees are entitled to 16 weeks of paid parental leave unless local 
 def test_lone_surrogates_never_crash_verify_or_ask(tmp_path: Path) -> None:
     ws = WorkingSet([Source("S1", LEAVE)])
     raw = (
-        '{"answerable": true, "claims": [{"text": "16 weeks \\ud800", "citations": '
+        '{"answerable": true, "claims": [{"text": "Leave is 16 weeks \\ud800", "citations": '
         '[{"source": "S1", "quote": "entitled to 16 weeks of paid"}]}]}'
     )
     assert verify(ws, raw).status == "grounded"

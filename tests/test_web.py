@@ -259,3 +259,48 @@ def test_highlights_are_exact_after_emoji_and_overlapping_quotes(scripted_site: 
     assert page.locator("#panel-text").inner_text() == EMOJI_DOC
     assert page.locator("#panel-link").is_hidden()  # a javascript: URL is never a link
     assert page.evaluate("window.__pwned") is None
+
+
+LEAVE_AND_RECEIPTS = (
+    "Employees are entitled to 16 weeks of paid parental leave unless local law provides more. "
+    "Receipts must be uploaded to the expense portal within 45 days of the purchase."
+)
+
+
+@pytest.fixture
+def half_answer_site(browser: Any, tmp_path: Path) -> Iterator[Site]:
+    """A model that answers one part of a two-part question, in both of its turns."""
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        store.ingest("hr", *doc("policy.txt", LEAVE_AND_RECEIPTS, title="Policy"))
+        secret = store.create_key()[1]
+    answer = json.dumps(
+        {
+            "answerable": True,
+            "claims": [
+                {
+                    "text": "Employees get 16 weeks of paid parental leave.",
+                    "citations": [{"source": "S1", "quote": FIRST}],
+                }
+            ],
+        }
+    )
+    provider = ScriptedProvider([answer, answer])
+    app = create_app(ServerConfig(store_url=url, provider=lambda: provider))
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    with live_server(app) as base:
+        yield Site(base, context.new_page(), secret, tmp_path)
+    context.close()
+
+
+def test_a_part_of_the_question_left_unanswered_is_said(half_answer_site: Site) -> None:
+    from playwright.sync_api import expect
+
+    site = half_answer_site
+    site.sign_in()
+    site.ask(
+        "How many weeks of parental leave do employees get, and when must receipts be uploaded?"
+    )
+    expect(site.page.locator("#answer .claims .claim")).to_have_count(1)
+    note = site.page.locator("#answer .unaddressed")
+    expect(note).to_have_text("Not answered by a verified claim: “when must receipts be uploaded”.")

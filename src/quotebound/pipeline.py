@@ -4,9 +4,12 @@ keep what survives or abstain -> resolve cards -> trace.
 Invariants:
 - The WorkingSet made by the packer is the one allowlist: the contract renders it, the
   verifier checks against it, the cards are built from it, the trace stores it.
-- At most one repair turn, naming each failure. Then only verified claims are kept; if none
-  is kept, or the model abstained, the answer is a helpful abstention (what was asked, which
-  documents were searched, what was missing, a next step).
+- At most one repair turn, naming each failure, and each part of the question (or name it
+  asks about) that the sources mention but no kept claim addresses (``coverage``). Then only
+  verified claims are kept; if none is kept, or the model abstained, the answer is a helpful
+  abstention (what was asked, which documents were searched, what was missing, a next step).
+  What the answer still leaves out is named (``Answer.unaddressed``). Nothing the model wrote
+  is shown unverified: its note on what is missing only where it states no fact.
 - A provider failure is a status (``provider_error``), never an exception out of ``ask``, and
   the trace is written in every case, with the retrieved keys beside every abstention.
 """
@@ -21,8 +24,9 @@ from typing import Any, Literal
 from .budget import Budget
 from .cards import Card, ClaimCite, build_cards, document_of
 from .contract import build_request, repair_request
-from .entailment.base import Backend
-from .entailment.tier import check_entailment
+from .coverage import mentioned_in, question_parts, states_no_fact, unaddressed
+from .entailment.base import Backend, Judgement
+from .entailment.tier import check_entailment, evidence_text
 from .errors import TimeLimitError, WorkLimitError
 from .packing import DEFAULT_BUDGET_CHARS, Pack, chunk_key, pack
 from .providers.base import Completion, Provider, ProviderError, Request
@@ -73,12 +77,19 @@ class Answer:
     verdicts: tuple[Verdict, ...] = ()
     counts: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    # Parts of the question (or names it asks about) that the sources mention and no kept
+    # claim addresses (``coverage.unaddressed``): said to the reader beside the claims.
+    unaddressed: tuple[str, ...] = ()
+    # The answer check's judgement of the kept claims' quotes (``AskOptions.answer_check``).
+    answer_check: Judgement | None = None
 
     def to_dict(self) -> dict[str, Any]:
         a = self.abstention
         return {
             "question": self.question,
             "status": self.status,
+            "unaddressed": list(self.unaddressed),
+            "answer_check": None if self.answer_check is None else self.answer_check.to_dict(),
             "claims": [
                 {"text": c.text, "cards": list(c.cards), "cites": [x.to_dict() for x in c.cites]}
                 for c in self.claims
@@ -95,6 +106,9 @@ class Answer:
         }
 
 
+AnswerCheck = Callable[[str, str], Judgement]
+
+
 @dataclass(frozen=True, slots=True)
 class AskOptions:
     corpora: Sequence[str] | None = None
@@ -107,6 +121,9 @@ class AskOptions:
     owner: str | None = None
     entailment: Backend | None = None  # the optional entailment tier, run after the code checks
     work: Budget | None = None  # what verifying one attempt may cost (None: no limit)
+    # Do the kept claims' verified quotes answer the question? ``check(question, evidence)``
+    # (``JudgeBackend.answers``); an answer it refuses becomes an abstention. None: not run.
+    answer_check: AnswerCheck | None = None
 
 
 class _Clock:
@@ -170,17 +187,28 @@ def ask(
     sent = request  # the last request: the whole conversation, repair turn included
     if len(packed.working_set):
         error = _attempt(provider, request, opts, attempts, verdicts, clock, tell)
-        if error is None and verdicts[0].status in _REPAIRABLE:
+        gaps = () if error is not None else _unaddressed(question, packed, verdicts[0])
+        if error is None and (verdicts[0].status in _REPAIRABLE or gaps):
             native = provider.capabilities.native_citations
             shown = attempts[0].output
             if native:  # its citations were blocks: show it its own words, not our JSON
                 shown = " ".join(c.text for c in verdicts[0].claims) or shown
-            sent = repair_request(request, shown, verdicts[0].failures, native=native)
-            tell("repairing", {"failures": len(verdicts[0].failures)})
+            failures = verdicts[0].failures + _gap_failures(gaps, packed)
+            sent = repair_request(request, shown, failures, native=native)
+            tell("repairing", {"failures": len(failures)})
             error = _attempt(provider, sent, opts, attempts, verdicts, clock, tell)
     final = _best(verdicts)
     answer = _answer(question, packed, final, verdicts, error, provider.model)
+    if answer.claims and final is not None:
+        answer = _with(answer, unaddressed=_unaddressed(question, packed, final))
+        if opts.answer_check is not None:
+            at = time.perf_counter()
+            answer = _checked(answer, packed, final, opts.answer_check)
+            clock.lap("answer_check_ms", at)
     counts = _counts(hits, packed, verdicts, answer)
+    counts["unaddressed"] = len(answer.unaddressed)
+    if answer.answer_check is not None:
+        counts["answer_check_refused"] = int(not answer.answer_check.supported)
     if final is not None:  # which attempt's verdict the answer shows (1-based)
         counts["served_attempt"] = verdicts.index(final) + 1
     clock.timings["total_ms"] = round((time.perf_counter() - clock.started) * 1000, 3)
@@ -243,6 +271,67 @@ def _attempt(
         },
     )
     return None
+
+
+def _unaddressed(question: str, packed: Pack, verdict: Verdict) -> tuple[str, ...]:
+    """What of the question the sources mention and the verdict's kept claims leave out (none
+    when nothing is kept: that is an abstention, or a repair for other reasons)."""
+    if not verdict.kept_claims:
+        return ()
+    answered = [c.text for c in verdict.kept_claims]
+    answered += [x.quote for c in verdict.kept_claims for x in c.citations if x.valid and x.quote]
+    return unaddressed(question, (src.text for src in packed.working_set), answered)
+
+
+def _checked(answer: Answer, packed: Pack, final: Verdict, check: AnswerCheck) -> Answer:
+    """``answer`` if the answer check finds that its verified quotes answer the question (one
+    part of it is enough), else an abstention that says so: verified quotes on the topic that
+    do not answer what was asked are not an answer."""
+    quotes = [
+        text
+        for claim in final.kept_claims
+        for cite in claim.citations
+        if cite.valid
+        and (text := evidence_text(packed.working_set, cite.source, cite.quote, cite.span))
+    ]
+    evidence = " ".join(dict.fromkeys(quotes))
+    judged: Judgement | None = None
+    for part in question_parts(answer.question) or [answer.question]:
+        judged = check(part, evidence)
+        if judged.supported:
+            return _with(answer, answer_check=judged)
+    assert judged is not None
+    searched = tuple(dict.fromkeys(src.title or document_of(src) for src in packed.working_set))
+    return _with(
+        answer,
+        status="abstained",
+        claims=(),
+        cards=(),
+        unaddressed=(),
+        answer_check=judged,
+        abstention=Abstention(
+            answer.question,
+            searched,
+            "the passages found are about the topic, but their verified sentences do not "
+            "answer what was asked",
+            "Rephrase with the documents' own terms, or ask the owner of these documents.",
+        ),
+    )
+
+
+def _gap_failures(gaps: tuple[str, ...], packed: Pack) -> list[str]:
+    """One failure per part of the question the answer leaves out, naming the sources that
+    mention it (the model is told where to look, not what to say)."""
+    sources = [(src.id, src.text) for src in packed.working_set]
+    out = []
+    for gap in gaps:
+        where = " and ".join(mentioned_in(gap, sources))
+        out.append(
+            f'the answer does not address "{gap}" from the question, although {where} '
+            "mentions it: add a claim for it with a quote from that source, or leave it out if "
+            "the source does not answer it"
+        )
+    return out
 
 
 def _best(verdicts: list[Verdict]) -> Verdict | None:
@@ -320,7 +409,7 @@ def _abstention(
         missing = f"the model's answer could not be read ({final.error})"
         step = "Try again, or use the extractive provider, which always answers verbatim."
     elif final is not None and final.status == "abstained":
-        missing = _said(final.missing) or "the documents searched do not state this"
+        missing = _said(final.missing, question) or "the documents searched do not state this"
         step = "Rephrase with the documents' own terms, or ask the owner of these documents."
     else:
         missing = "no claim in the answer could be verified against the documents searched"
@@ -332,11 +421,12 @@ def _abstention(
 _EMPTY_NOTES = frozenset({"", "answerable", "missing", "none", "null", "n/a", "na", "unknown", "-"})
 
 
-def _said(note: str | None) -> str | None:
-    """The model's note on what is missing, unless it says nothing (a field name, "none")."""
+def _said(note: str | None, question: str) -> str | None:
+    """The model's note on what is missing, only where it says something and states no fact
+    (``coverage.states_no_fact``): not a field name or "none", not a guess at the answer."""
     if note is None or note.strip().strip(".").lower() in _EMPTY_NOTES:
         return None
-    return note.strip()
+    return note.strip() if states_no_fact(note, question) else None
 
 
 def _counts(

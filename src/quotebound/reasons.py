@@ -80,6 +80,8 @@ CLAIM_REASONS: dict[str, str] = {
     "no_citation": "the claim cites nothing",
     "unmarked_claim": "a sentence stating a number or date carries no citation marker",
     "no_valid_citation": "every citation of the claim failed a check",
+    "claim_fragment": "the claim is not a statement a reader can take alone (a fragment such "
+    'as "16 weeks", a question, or the answer template\'s placeholder)',
 }
 
 

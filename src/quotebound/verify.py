@@ -20,6 +20,7 @@ A claim is kept when at least one citation is valid; otherwise its reason is ``n
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar, cast
@@ -32,9 +33,17 @@ from .sources import WorkingSet
 from .support import Missing, claim_gap, states_number_or_date
 from .text.normalize import NORMALIZATION_VERSION, normalize, scrub
 from .text.tokens import Evidence
-from .text.words import STOPWORDS, contains_words, content_words, count_words, trimmed
+from .text.words import (
+    STOPWORDS,
+    THAI,
+    UNSPACED,
+    contains_words,
+    content_words,
+    count_words,
+    trimmed,
+)
 
-VERDICT_VERSION = 2  # 2: unrelated_evidence (a citation must bear on its claim)
+VERDICT_VERSION = 3  # 2: unrelated_evidence (a citation must bear on its claim); 3: claim_fragment
 DEFAULT_MIN_QUOTE_WORDS = 4
 DEFAULT_MAX_QUOTE_WORDS = 40
 _T = TypeVar("_T")
@@ -58,14 +67,18 @@ class Policy:
     # A citation must share a content word, number or identifier with its own claim
     # (``unrelated_evidence`` otherwise): off only to study answers without the rule.
     relevance: bool = True
+    # A claim must be a statement that says what it is about (``claim_fragment`` otherwise:
+    # "16 weeks", a question, the template's placeholder): off only to study answers without it.
+    sentences: bool = True
 
     def __post_init__(self) -> None:
         for name in ("min_quote_words", "max_quote_words"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise PolicyError(f"{name} must be an integer, got {value!r}")
-        if not isinstance(self.relevance, bool):
-            raise PolicyError(f"relevance must be true or false, got {self.relevance!r}")
+        for flag in ("relevance", "sentences"):
+            if not isinstance(getattr(self, flag), bool):
+                raise PolicyError(f"{flag} must be true or false, got {getattr(self, flag)!r}")
         if not isinstance(self.user_is_evidence, bool):
             raise PolicyError(
                 f"user_is_evidence must be true or false, got {self.user_is_evidence!r}"
@@ -219,7 +232,10 @@ class Verdict:
             if claim.kept:
                 continue
             named = [c.message for c in claim.citations if c.message]
-            if named:  # each citation's own failure says more than "no valid citation"
+            if claim.reason == "claim_fragment" and claim.message:
+                out.append(claim.message)  # the claim must change whatever its citations
+                out.extend(named)
+            elif named:  # each citation's own failure says more than "no valid citation"
                 out.extend(named)
             elif claim.message:
                 out.append(claim.message)
@@ -393,7 +409,54 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
                 )
         elif policy.relevance:
             _relevant(n, normalized, results, passing, evidence)
-    return settled_claim(n, claim.text, tuple(results))
+    settled = settled_claim(n, claim.text, tuple(results))
+    if policy.sentences:  # a claim-level fault: its reason whatever its citations' are
+        why = fragment(claim.text)
+        if why is not None:
+            message = (
+                f"claim {n} ({_shown(claim.text)}) is {why}: write it as one complete "
+                "sentence that says what it is about"
+            )
+            return replace(settled, kept=False, reason="claim_fragment", message=message)
+    return settled
+
+
+MIN_CLAIM_WORDS = 3
+_PLACEHOLDER = re.compile(r"^\s*<[^<>]*>\s*$|^\s*one claim\s*$", re.IGNORECASE)
+
+
+def fragment(text: str) -> str | None:
+    """Why ``text`` is not a claim a reader can take alone, or None when it is one: a question
+    (it ends with ``?``), the answer template's placeholder (``<...>``), fewer than
+    ``MIN_CLAIM_WORDS`` words (in scripts without spaces, counted by characters: see
+    ``_sentence_words``), or no word but numbers and function
+    words ("It is 14."). Deterministic and cheap; it does not parse grammar, so a long noun
+    phrase passes: the entailment tier and the reader see those."""
+    stripped = text.strip()
+    if _PLACEHOLDER.match(stripped):
+        return "the answer template's placeholder"
+    if stripped.rstrip(" \"'»”)").endswith(("?", "？")):
+        return "a question, not a statement"
+    normalized = normalize(stripped)
+    if _sentence_words(normalized) < MIN_CLAIM_WORDS:
+        return "a fragment"
+    if all(word.isdigit() for word in content_words(normalized)):
+        return "a fragment that names nothing but numbers"
+    return None
+
+
+def _sentence_words(normalized: str) -> float:
+    """Words, where scripts without spaces count by their characters: two Chinese or Japanese
+    characters, or five Thai characters (vowel marks included), make about a word."""
+    thai = len(THAI.findall(normalized))
+    unspaced = len(UNSPACED.findall(normalized)) - thai
+    rest = UNSPACED.sub(" ", normalized) if thai or unspaced else normalized
+    return thai / 5 + unspaced / 2 + len(_WORD_TOKEN.findall(rest))
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 def _relevant(
@@ -421,6 +484,7 @@ def _relevant(
             )
 
 
+_WORD_TOKEN = re.compile(r"[^\W_]+")
 _EDGE_PUNCTUATION = "\"'.,;:!?()[]{}"
 
 

@@ -131,11 +131,22 @@ def test_initialism_at_a_real_sentence_end_still_splits() -> None:
 
 def test_list_items_and_headings() -> None:
     output = (
-        "## Leave\nHere is what the policy says:\n- Employees get 16 weeks [1]\n- Germany 14 [2]"
+        "## Leave\nHere is what the policy says:\n- Employees get 16 weeks [1]\n"
+        "- Germany pays 14 weeks [2]"
     )
     verdict = check(output)
-    assert [c.text for c in verdict.claims] == ["Employees get 16 weeks", "Germany 14"]
+    assert [c.text for c in verdict.claims] == ["Employees get 16 weeks", "Germany pays 14 weeks"]
     assert verdict.status == "grounded"
+
+
+def test_a_list_item_that_is_a_fragment_is_dropped() -> None:
+    verdict = check("- Employees get 16 weeks [1]\n- Germany 14 [2]")
+    assert [(c.text, c.kept, c.reason) for c in verdict.claims] == [
+        ("Employees get 16 weeks", True, None),
+        ("Germany 14", False, "claim_fragment"),
+    ]
+    assert verdict.claims[1].citations[0].valid  # the citation itself passed its checks
+    assert "complete sentence" in verdict.failures[0]
 
 
 def test_wrapped_lines_are_one_sentence() -> None:

@@ -60,12 +60,19 @@ S1_HEAD = "Employees are entitled to 16 weeks"
 
 
 def test_numbers_only_claims() -> None:
-    assert check(answer(claim("16 weeks.", cit("S1", LEAVE)))).status == "grounded"
+    # the relevance rule alone (the fragment rule, below, drops these claims first)
+    alone = Policy(sentences=False)
+    assert check(answer(claim("16 weeks.", cit("S1", LEAVE))), policy=alone).status == "grounded"
     # a number the evidence lacks is the more specific reason, checked first
-    verdict = check(answer(claim("20.", cit("S1", LEAVE))))
+    verdict = check(answer(claim("20.", cit("S1", LEAVE))), policy=alone)
     assert reasons(verdict) == [["number_not_in_source"]]
     # a claim with no content word at all is not judged by the rule
-    assert check(answer(claim("It is so.", cit("S1", LEAVE)))).status == "grounded"
+    assert check(answer(claim("It is so.", cit("S1", LEAVE))), policy=alone).status == "grounded"
+    # by default, a claim that is a fragment is dropped whatever its citation
+    for text in ("16 weeks.", "It is so."):
+        verdict = check(answer(claim(text, cit("S1", LEAVE))))
+        assert [c.reason for c in verdict.claims] == ["claim_fragment"], text
+        assert verdict.claims[0].citations[0].valid
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,7 @@ import click
 
 from .. import __version__
 from ..cards import safe_url
+from ..coverage import describe
 from ..entailment import BACKENDS, DEFAULT_TIER, close_together, make_backend
 from ..entailment.base import Backend, EntailmentError
 from ..entailment.heuristic import EXTRA_HINT
@@ -585,6 +586,8 @@ def _answer_report(answer: Answer) -> str:
         for claim in answer.claims:
             marks = "".join(f"[{n}]" for n in claim.cards)
             lines.append(f"{' '.join(claim.text.split())} {marks}".rstrip())
+        if answer.unaddressed:
+            lines.append(f"Not answered by a verified claim: {describe(answer.unaddressed)}.")
         lines.append("")
         for card in answer.cards:
             dated = f", updated {card.updated}" if card.updated else ""

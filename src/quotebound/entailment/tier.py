@@ -38,6 +38,8 @@ def check_entailment(verdict: Verdict, ws: WorkingSet, backend: Backend) -> Verd
     pairs: list[tuple[str, str]] = []
     where: list[tuple[int, int]] = []
     for i, claim in enumerate(verdict.claims):
+        if not claim.kept:  # dropped by the code (a fragment, or no valid citation): final
+            continue
         for j, cit in enumerate(claim.citations):
             if cit.valid:
                 pairs.append((claim.text, _evidence_text(cit, ws)))

@@ -123,8 +123,8 @@ _TOKEN = re.compile(r"[^\W_]+")
 # Scripts written without spaces between words: a run of them is cut into overlapping pieces,
 # character pairs for Chinese and Japanese (a character is about a morpheme), runs of three for
 # Thai (an alphabet: its pairs are too common to mean anything).
-_UNSPACED = re.compile("[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_THAI = re.compile("[\u0e00-\u0e7f]")
+UNSPACED = re.compile("[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+THAI = re.compile("[\u0e00-\u0e7f]")
 _SUFFIXES = ("ies", "ings", "ing", "ers", "er", "ed", "s")
 _SIBILANT_ES = ("ses", "xes", "zes", "ches", "shes")
 
@@ -160,8 +160,8 @@ def content_words(normalized: str) -> frozenset[str]:
     characters (Chinese, Japanese) or three (Thai)."""
     out: set[str] = set()
     for token in _TOKEN.findall(normalized):
-        if _UNSPACED.search(token) is not None:
-            size = 3 if _THAI.search(token) is not None else 2
+        if UNSPACED.search(token) is not None:
+            size = 3 if THAI.search(token) is not None else 2
             out.update(token[i : i + size] for i in range(max(1, len(token) - size + 1)))
         elif token.isdigit() or (len(token) >= 2 and token not in STOPWORDS):
             out.add(stem(token))

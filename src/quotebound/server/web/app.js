@@ -159,6 +159,10 @@ function renderAnswer(a) {
       claims.append(claimView(claim, cards, a.trace_id));
     }
     answer.append(claims);
+    if (a.unaddressed && a.unaddressed.length) {
+      answer.append(el("p", { class: "note unaddressed" }, "Not answered by a verified claim: " +
+        a.unaddressed.map((part) => "“" + part + "”").join(", ") + "."));
+    }
     const dropped = a.counts.dropped_claims || 0;
     if (a.status === "partial" && dropped) {
       answer.append(el("p", { class: "note" },

@@ -1,0 +1,124 @@
+"""Does the answer address the question? Cheap, deterministic checks on words, no model.
+
+Two checks the pipeline runs after verification (they never make a claim valid or invalid):
+
+- ``unaddressed``: the parts of the question that the kept claims leave out although the
+  sources sent mention them. A question of several parts ("What is the hotel cap, and how soon
+  must receipts be uploaded?") is cut at ``and``/``;``/``?`` before a new question word; a part
+  none of whose content words is in a kept claim or its quotes is unaddressed. A name the
+  question holds (a capitalised word not at its start: ``Germany``) that a source sent contains
+  but no kept claim does is unaddressed too: the answer gave the general rule and left out the
+  one for the place, product or person asked about. The pipeline names these in its one repair
+  turn and, if they are still left out, in the answer (``Answer.unaddressed``), worded as what
+  the code knows: no *verified claim* addresses them (the sources may or may not say).
+- ``states_no_fact``: whether a model's note on what is missing (the ``missing`` field of an
+  abstention) states nothing but that the documents lack something: each of its content words
+  is the question's or a word about documents ("the documents do not mention a pension plan"),
+  and it names the documents. Any other note ("The company does not offer a pension plan",
+  "the Yellow River") is an unverified claim and is not shown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from .text.normalize import normalize
+from .text.words import content_words
+
+_QUESTION_WORDS = (
+    "how|what|when|where|who|whom|whose|which|why|is|are|was|were|do|does|did|can|could|may|"
+    "must|should|will|would|has|have"
+)
+# A new part starts after "?" or ";", or at "and"/"also" followed by a question word.
+_PART_BREAK = re.compile(
+    rf"\?\s+|;\s*|,?\s+(?:and|also)\s+(?=(?:{_QUESTION_WORDS})\b)", re.IGNORECASE
+)
+_NAME = re.compile(r"\b[A-Z][\w-]*[a-z][\w-]*\b")
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)([A-Z][\w-]*)")
+
+# Words a note about missing information may use besides the question's own.
+_ABOUT_DOCUMENTS = frozenset(
+    content_words(
+        normalize(
+            "document documents source sources text texts passage passages provided given "
+            "context handbook policy policies file files information info detail details "
+            "mention mentions mentioned say says said state states stated specify specifies "
+            "specified cover covers covered contain contains contained include includes "
+            "included provide provides discuss discusses describe describes address addresses "
+            "answer answers explain explains indicate indicates found find available "
+            "no not none nothing any anything about regarding whether if question asked "
+            "missing lack lacks unclear unknown there is are does do"
+        )
+    )
+)
+_DOCUMENT_WORDS = frozenset(
+    content_words(
+        normalize(
+            "document documents source sources text texts passage passages context handbook "
+            "file files information provided given"
+        )
+    )
+)
+
+
+def question_parts(question: str) -> list[str]:
+    """The parts of a question that asks several things, as written (one part otherwise)."""
+    parts = [p.strip(" ,?") for p in _PART_BREAK.split(question.strip())]
+    return [p for p in parts if p]
+
+
+def question_names(question: str) -> list[str]:
+    """Capitalised words of the question that are not its first word (nor a sentence's): the
+    names it asks about (``Germany``, ``Elterngeld``)."""
+    starts = {m.start(1) for m in _SENTENCE_START.finditer(question)}
+    return list(
+        dict.fromkeys(m.group(0) for m in _NAME.finditer(question) if m.start() not in starts)
+    )
+
+
+def unaddressed(question: str, sources: Iterable[str], answered: Iterable[str]) -> tuple[str, ...]:
+    """What of ``question`` the ``sources`` sent mention but no ``answered`` text (the kept
+    claims and their quotes) addresses: unaddressed parts of a question of several parts, as
+    written, then names (see the module's notes). Empty when the answer addresses it all."""
+    sent = frozenset().union(*(content_words(normalize(s)) for s in sources))
+    said = frozenset().union(*(content_words(normalize(a)) for a in answered))
+    out: list[str] = []
+    parts = question_parts(question)
+    if len(parts) > 1:
+        for part in parts:
+            wanted = content_words(normalize(part)) & sent
+            if wanted and wanted.isdisjoint(said):
+                out.append(part)
+    left_out = " ".join(out)
+    for name in question_names(question):
+        words = content_words(normalize(name))
+        if name in left_out or not words or not words <= sent:
+            continue
+        if words.isdisjoint(said):
+            out.append(name)
+    return tuple(out)
+
+
+def mentioned_in(item: str, sources: Sequence[tuple[str, str]]) -> list[str]:
+    """The ids of the ``(id, text)`` sources sharing the most content words with ``item`` (a
+    part or a name ``unaddressed`` returned): where the repair turn points the model."""
+    wanted = content_words(normalize(item))
+    shared = {sid: len(wanted & content_words(normalize(text))) for sid, text in sources}
+    best = max(shared.values(), default=0)
+    return [sid for sid, n in shared.items() if n and n == best]
+
+
+def states_no_fact(note: str, question: str) -> bool:
+    """Whether ``note`` says only that the documents lack something the question asks (see
+    the module's notes): then it can be shown; otherwise it is a claim nobody checked."""
+    words = content_words(normalize(note))
+    if not words or words.isdisjoint(_DOCUMENT_WORDS):
+        return False
+    return words <= content_words(normalize(question)) | _ABOUT_DOCUMENTS
+
+
+def describe(items: Sequence[str]) -> str:
+    """``items`` as a phrase for a sentence: 'a', 'a and b', 'a, b and c' (each quoted)."""
+    quoted = [f'"{item}"' for item in items]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]

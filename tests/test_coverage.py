@@ -1,0 +1,111 @@
+"""What of the question an answer leaves out, and which notes on what is missing state a fact."""
+
+from __future__ import annotations
+
+import pytest
+
+from quotebound.coverage import (
+    describe,
+    mentioned_in,
+    question_names,
+    question_parts,
+    states_no_fact,
+    unaddressed,
+)
+
+HOTEL = "The hotel cap is 180 EUR per night in tier 1 cities and 140 EUR per night elsewhere."
+RECEIPTS = "Receipts must be uploaded to the expense portal within 45 days of the purchase."
+LEAVE = "Employees are entitled to 16 weeks of paid parental leave unless local law provides more."
+GERMANY = (
+    "In Germany, the company tops up parental allowance to full salary for the first 14 weeks."
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "parts"),
+    [
+        (
+            "What is the hotel cap in tier 1 cities, and how soon must receipts be uploaded?",
+            ["What is the hotel cap in tier 1 cities", "how soon must receipts be uploaded"],
+        ),
+        ("Who founded it? When did it close?", ["Who founded it", "When did it close"]),
+        ("What is the cap; who approves more?", ["What is the cap", "who approves more"]),
+        # "and" inside one question is not a new part
+        (
+            "What are the rules for hotels and flights?",
+            ["What are the rules for hotels and flights"],
+        ),
+        (
+            "How many weeks do employees get in Germany?",
+            ["How many weeks do employees get in Germany"],
+        ),
+    ],
+)
+def test_question_parts(question: str, parts: list[str]) -> None:
+    assert question_parts(question) == parts
+
+
+def test_question_names_skip_the_first_word_of_each_sentence() -> None:
+    assert question_names("How many weeks do employees get in Germany?") == ["Germany"]
+    assert question_names("When did the Cubs win? Who was Their manager?") == ["Cubs", "Their"]
+    assert question_names("what is the cap?") == []
+
+
+def test_a_part_the_sources_mention_and_the_answer_leaves_out() -> None:
+    question = "What is the hotel cap in tier 1 cities, and how soon must receipts be uploaded?"
+    sources = [HOTEL, RECEIPTS]
+    assert unaddressed(question, sources, [HOTEL]) == ("how soon must receipts be uploaded",)
+    assert unaddressed(question, sources, [HOTEL, RECEIPTS]) == ()
+    # forms of a word meet: "uploaded" in the question, "upload" in the answer
+    assert unaddressed(question, sources, [HOTEL, "Receipts must be upload in 45 days."]) == ()
+
+
+def test_a_part_no_source_mentions_is_not_asked_for() -> None:
+    question = "What is the hotel cap in tier 1 cities, and who cleans the office windows?"
+    assert unaddressed(question, [HOTEL, RECEIPTS], [HOTEL]) == ()
+
+
+def test_the_general_rule_without_the_named_one() -> None:
+    question = "How many weeks of parental leave do employees get in Germany?"
+    assert unaddressed(question, [LEAVE, GERMANY], [LEAVE]) == ("Germany",)
+    assert unaddressed(question, [LEAVE, GERMANY], [LEAVE, GERMANY]) == ()
+    # no source names Germany: the general rule is all there is, nothing is asked for
+    assert unaddressed(question, [LEAVE], [LEAVE]) == ()
+
+
+def test_mentioned_in_points_at_the_sources_with_the_most_shared_words() -> None:
+    sources = [("S1", HOTEL), ("S2", RECEIPTS), ("S3", LEAVE)]
+    assert mentioned_in("how soon must receipts be uploaded", sources) == ["S2"]
+    assert mentioned_in("pensions", sources) == []
+
+
+@pytest.mark.parametrize(
+    "note",
+    [
+        "The documents do not mention a pension plan.",
+        "The sources do not say whether the company offers a pension plan.",
+        "No information about pension plans in the provided documents.",
+    ],
+)
+def test_a_note_that_only_says_what_the_documents_lack(note: str) -> None:
+    assert states_no_fact(note, "Does the company offer a pension plan?")
+
+
+@pytest.mark.parametrize(
+    "note",
+    [
+        "The company does not offer a pension plan.",  # a claim, no word about the documents
+        "the Yellow River",
+        "14",
+        "The documents say the plan starts in 2027.",  # a fact beside the documents
+        "The documents do not mention it, but the Yellow River is likely.",
+        "",
+    ],
+)
+def test_a_note_that_states_a_fact(note: str) -> None:
+    assert not states_no_fact(note, "Does the company offer a pension plan?")
+
+
+def test_describe() -> None:
+    assert describe(["a"]) == '"a"'
+    assert describe(["a", "b", "c"]) == '"a", "b" and "c"'
