@@ -25,6 +25,12 @@ Run from the repository root (CLAPNQ is read in place from ../shared/data/clapnq
 
     .venv/bin/python benchmarks/answer_quality.py --per-split 60
     .venv/bin/python benchmarks/answer_quality.py --providers local-1.5b --entailment off
+    .venv/bin/python benchmarks/answer_quality.py --providers local-1.5b --per-split 100
+
+The answer check (``ask --answer-check``, on for the local provider) runs too unless
+``--answer-check off``; the report says what it turned into abstentions and the two rates
+without it. Its threshold was fitted (``benchmarks/answer_check.py``) on CLAPNQ dev rows outside
+the first 100 per split that this script asks, so samples up to ``--per-split 100`` are held out.
     .venv/bin/python benchmarks/answer_quality.py --providers extractive --per-split 300
 """
 
@@ -44,6 +50,7 @@ from typing import Any
 from quotebound.corpus import LoadedDocument
 from quotebound.coverage import states_no_fact
 from quotebound.entailment import make_backend
+from quotebound.entailment.judge import JUDGE_MODEL, JudgeBackend
 from quotebound.ingest import chunk_document
 from quotebound.pipeline import Answer, AskOptions, ask
 from quotebound.providers import ExtractiveProvider, Provider
@@ -87,6 +94,9 @@ class Tally:
     decorative: int = 0
     unverified_notes: int = 0
     unaddressed: int = 0
+    check_refused_answerable: int = 0  # answers the answer check turned into abstentions
+    check_refused_unanswerable: int = 0
+    rows: list[dict[str, Any]] = field(default_factory=list)  # one per question, for reading
 
 
 def load(per_split: int, seed: int) -> list[Item]:
@@ -126,6 +136,24 @@ def score(tally: Tally, item: Item, answer: Answer, seconds: float) -> None:
         shown = note is not None and note.strip() in answer.abstention.missing
         tally.unverified_notes += shown and not states_no_fact(note or "", item.question)
     tally.unaddressed += bool(answer.unaddressed)
+    refused = answer.answer_check is not None and not answer.answer_check.supported
+    if item.answerable:
+        tally.check_refused_answerable += refused
+    else:
+        tally.check_refused_unanswerable += refused
+    tally.rows.append(
+        {
+            "id": item.id,
+            "answerable": item.answerable,
+            "question": item.question,
+            "status": answer.status,
+            "claims": [c.text for c in answer.claims],
+            "unaddressed": list(answer.unaddressed),
+            "missing": answer.abstention.missing if answer.abstention else None,
+            "answer_check": answer.answer_check.to_dict() if answer.answer_check else None,
+            "seconds": round(seconds, 2),
+        }
+    )
     tally.seconds.append(seconds)
     if answer.verdicts:
         first, last = (
@@ -152,27 +180,46 @@ def score(tally: Tally, item: Item, answer: Answer, seconds: float) -> None:
         tally.abstained_unanswerable += abstained
 
 
-def run(name: str, items: list[Item], store_url: str, progress: bool, tier: str) -> Tally:
+def run(
+    name: str, items: list[Item], store_url: str, progress: bool, tier: str, check: bool
+) -> Tally:
     provider = make(name)
     backend = None if tier == "off" else make_backend(tier)
+    checker = None
+    if check and name != "extractive":  # as ``ask --answer-check auto`` runs it
+        own = provider.model == JUDGE_MODEL
+        checker = JudgeBackend(provider if own else make("local-1.5b"))
     tally = Tally()
     try:
         with open_store(store_url) as store:
-            for n, item in enumerate(items, 1):
+            yes = [i for i in items if i.answerable]
+            no = [i for i in items if not i.answerable]
+            both = [i for pair in zip(yes, no, strict=False) for i in pair]
+            both += yes[len(no) :] + no[len(yes) :]  # the two kinds alternate: a run cut short
+            for n, item in enumerate(both, 1):  # is still balanced
                 started = time.perf_counter()
                 answer = ask(
                     item.question,
                     store,
                     provider,
-                    AskOptions(corpora=[f"q{item.id}"], max_tokens=700, entailment=backend),
+                    AskOptions(
+                        corpora=[f"q{item.id}"],
+                        max_tokens=700,
+                        entailment=backend,
+                        answer_check=checker.answers if checker is not None else None,
+                    ),
                 )
                 score(tally, item, answer, time.perf_counter() - started)
                 if progress:
                     print(f"\r{name}: {n}/{len(items)}", end="", file=sys.stderr, flush=True)
+                else:  # one JSON line per question: a long run can be read while it goes
+                    print(json.dumps({"provider": name, **tally.rows[-1]}), file=sys.stderr)
     finally:
         provider.close()
         if backend is not None:
             backend.close()
+        if checker is not None and checker.provider is not provider:
+            checker.close()
         if progress:
             print(file=sys.stderr)
     return tally
@@ -243,6 +290,16 @@ def report(results: dict[str, Tally], items: list[Item], tier: str) -> None:
         )
         if n == 0:
             print("-" * (sum(widths) + 2 * (len(widths) - 1)))
+    for name, t in results.items():
+        if t.check_refused_answerable or t.check_refused_unanswerable:
+            print(
+                f"{name}: the answer check turned {t.check_refused_unanswerable} answers to "
+                f"unanswerable questions and {t.check_refused_answerable} to answerable ones "
+                "into abstentions; without it: abstains when unanswerable "
+                f"{pct(t.abstained_unanswerable - t.check_refused_unanswerable, t.unanswerable)}"
+                ", false abstention "
+                f"{pct(t.abstained_answerable - t.check_refused_answerable, t.answerable)}"
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -250,6 +307,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-split", type=int, default=60)
     parser.add_argument("--providers", nargs="+", default=list(PROVIDERS), choices=PROVIDERS)
     parser.add_argument("--entailment", default="fast", help="the support tier (off: none)")
+    parser.add_argument(
+        "--answer-check", choices=("on", "off"), default="on", help="as ask runs it for local"
+    )
     parser.add_argument("--json", type=Path, help="also write the tallies as JSON here")
     args = parser.parse_args(argv)
     if not DATA.exists():
@@ -261,10 +321,12 @@ def main(argv: list[str] | None = None) -> int:
         url = f"sqlite:///{tmp}/clapnq.db"
         ingest(items, url)
         for name in args.providers:
-            results[name] = run(name, items, url, sys.stderr.isatty(), args.entailment)
+            results[name] = run(
+                name, items, url, sys.stderr.isatty(), args.entailment, args.answer_check == "on"
+            )
     report(results, items, args.entailment)
     if args.json:
-        payload: dict[str, Any] = {k: vars(v) for k, v in results.items()}
+        payload: dict[str, Any] = {k: vars(v) for k, v in results.items()}  # rows included
         args.json.write_text(json.dumps(payload, indent=2), encoding="utf-8")
     return 0
 

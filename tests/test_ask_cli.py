@@ -117,6 +117,31 @@ def test_the_judge_beside_the_extractive_provider_is_the_packaged_judge_model(
     assert judged and all(j["version"].startswith(f"judge-2+local:{JUDGE_MODEL}") for j in judged)
 
 
+@pytest.mark.usefixtures("corpus")
+def test_the_answer_check_runs_on_the_packaged_judge_model_when_asked(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Off by default for a provider other than local; on, it runs the packaged judge model
+    on the verified quotes and either serves the answer or turns it into an abstention."""
+    from quotebound.entailment.judge import JUDGE_MODEL
+
+    args = ["ask", "How many weeks of parental leave do employees get?", "--json", *EXTRACTIVE]
+    rc, out, _ = run(args, capsys)
+    assert rc == 0 and json.loads(out)["answer_check"] is None
+    rc, out, _ = run([*args, "--answer-check", "on"], capsys)
+    assert rc == 0
+    answer = json.loads(out)
+    check = answer["answer_check"]
+    assert check["backend"] == "judge" and f"local:{JUDGE_MODEL}" in check["version"]
+    assert check["detail"].startswith("P(yes) ")
+    if check["label"] == "supported":
+        assert answer["status"] == "grounded" and answer["claims"]
+    else:
+        assert answer["status"] == "abstained" and answer["claims"] == []
+        assert "do not answer what was asked" in answer["abstention"]["missing"]
+    assert answer["counts"]["answer_check_refused"] == int(check["label"] != "supported")
+
+
 def test_local_provider_errors_are_clear(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

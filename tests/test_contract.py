@@ -120,6 +120,12 @@ def test_an_output_the_schema_allows_verifies() -> None:
     assert verify(WS, raw).status == "grounded"
 
 
+def test_only_the_repair_turn_reuses_a_computed_prefix() -> None:
+    first = build_request("q", WS, "json")
+    assert not first.reuse_prefix  # a first answer never depends on what was asked before
+    assert repair_request(first, "{}", ["claim 1 cites nothing"]).reuse_prefix
+
+
 def test_repair_turn_names_each_failure() -> None:
     request = build_request("q", WS, "json")
     again = repair_request(request, "{bad", ["claim 2: quote not found in S3", "claim 1 x"])

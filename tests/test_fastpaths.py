@@ -498,3 +498,38 @@ def test_the_relevance_fast_path_never_finds_what_the_definition_does_not(
 
     if _says_one_of(evidence, claim.split()):
         assert not content_words(claim).isdisjoint(content_words(evidence)), (claim, evidence)
+
+
+# -- the fragment rule's fast paths (verify.fragment) -------------------------------------------
+
+_CLAIM_WORDS = st.sampled_from(
+    [
+        *("Leave", "is", "16", "weeks", "of", "the", "it", "job-17", "U.S.", "a", "_", "x_y"),
+        *(
+            "--",
+            ".",
+            "員工",
+            "周",
+            "สัปดาห์",
+            "Ｌｅａｖｅ",
+            "１６",
+            "&amp;",
+            "wo\u200brd",
+            "ﬁne",
+            "é",
+        ),
+    ]
+)
+
+
+@FAST
+@given(st.one_of(text, st.lists(_CLAIM_WORDS, max_size=6).map(" ".join)))
+def test_the_fragment_fast_path_equals_the_definition(claim: str) -> None:
+    from quotebound.verify import _fragment_by_definition, fragment
+
+    stripped = claim.strip()
+    if stripped.startswith("<"):
+        return
+    if stripped.rstrip(" \"'»”)").endswith("?") or stripped.lower() == "one claim":
+        return
+    assert fragment(claim) == _fragment_by_definition(stripped), claim

@@ -169,6 +169,9 @@ def repair_request(
         max_tokens=request.max_tokens,
         temperature=request.temperature,
         policy=request.policy,
+        # the first turn and its answer, computed just before, are this turn's prefix: reusing
+        # them saves recomputing the sources, and the state reused is always the same
+        reuse_prefix=True,
     )
 
 

@@ -59,5 +59,6 @@ class Request:
     # log-probabilities (0: none); read only by providers whose capabilities say ``logprobs``.
     logprobs: int = 0
     # Whether the provider may reuse the computed state of a prompt prefix it saw before (the
-    # judge's fixed instructions); off for answers, so each is computed afresh.
+    # judge's fixed instructions; a repair turn's first turn, computed just before it); off for
+    # a first answer, so that it never depends on what was asked before it.
     reuse_prefix: bool = False

@@ -429,19 +429,40 @@ def fragment(text: str) -> str | None:
     """Why ``text`` is not a claim a reader can take alone, or None when it is one: a question
     (it ends with ``?``), the answer template's placeholder (``<...>``), fewer than
     ``MIN_CLAIM_WORDS`` words (in scripts without spaces, counted by characters: see
-    ``_sentence_words``), or no word but numbers and function
-    words ("It is 14."). Deterministic and cheap; it does not parse grammar, so a long noun
-    phrase passes: the entailment tier and the reader see those."""
+    ``_sentence_words``), or no content word but numbers ("It is 14."). Deterministic and
+    cheap; it does not parse grammar, so a long noun phrase passes: the entailment tier and
+    the reader see those."""
     stripped = text.strip()
     if _PLACEHOLDER.match(stripped):
         return "the answer template's placeholder"
     if stripped.rstrip(" \"'»”)").endswith(("?", "？")):
         return "a question, not a statement"
+    plain = stripped.isascii() and "&" not in stripped  # normalize() would only lower-case it
+    normalized = stripped.lower() if plain else normalize(stripped)
+    unspaced = not plain and UNSPACED.search(normalized) is not None
+    tokens = _WORD_TOKEN.findall(normalized)
+    if (_sentence_words(normalized) if unspaced else len(tokens)) < MIN_CLAIM_WORDS:
+        return "a fragment"
+    if unspaced:  # a piece of a script without spaces is a content word, never a number
+        return None
+    for token in tokens:  # a content word that is not a number (``content_words``' rule)
+        if len(token) >= 2 and not token.isdigit() and token not in STOPWORDS:
+            return None
+    return _NAMES_NOTHING
+
+
+_NAMES_NOTHING = "a fragment that names nothing (numbers and function words only)"
+
+
+def _fragment_by_definition(stripped: str) -> str | None:
+    """``fragment``'s word rules, from the definitions (``_sentence_words`` and
+    ``content_words``) on the normalised text: its fast paths give the same answers (a
+    property test checks it)."""
     normalized = normalize(stripped)
     if _sentence_words(normalized) < MIN_CLAIM_WORDS:
         return "a fragment"
     if all(word.isdigit() for word in content_words(normalized)):
-        return "a fragment that names nothing but numbers"
+        return _NAMES_NOTHING
     return None
 
 

@@ -27,14 +27,14 @@ from ..coverage import describe
 from ..entailment import BACKENDS, DEFAULT_TIER, close_together, make_backend
 from ..entailment.base import Backend, EntailmentError
 from ..entailment.heuristic import EXTRA_HINT
-from ..entailment.judge import JUDGE_MODEL
+from ..entailment.judge import JUDGE_MODEL, JudgeBackend
 from ..entailment.tier import check_entailment
 from ..errors import IngestError, InputError, QuoteboundError, unreadable
 from ..ingest import chunk_document, iter_files, load_file
 from ..packing import DEFAULT_BUDGET_CHARS, chunk_key, pack
 from ..parsing import FORMATS
 from ..pipeline import Answer, AskOptions, ask
-from ..providers import PROVIDER_NAMES, Provider, make_provider
+from ..providers import PROVIDER_NAMES, Provider, ProviderError, make_provider
 from ..sources import WorkingSet
 from ..store import Hit, Store, TraceRecord, open_store
 from ..text.display import terminal_safe
@@ -511,6 +511,14 @@ def _provider_options(command: Any) -> Any:
 )
 @_budget_option
 @_entailment_options(DEFAULT_TIER)
+@click.option(
+    "--answer-check",
+    type=click.Choice(["auto", "on", "off"]),
+    default="auto",
+    show_default=True,
+    help="Check that the verified quotes answer the question (an answer they do not is an "
+    "abstention); auto: on for --provider local.",
+)
 @_store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 def ask_cmd(
@@ -527,6 +535,7 @@ def ask_cmd(
     budget: int,
     entailment: str,
     entailment_model: Path | None,
+    answer_check: str,
     store_url: str | None,
     as_json: bool,
 ) -> int:
@@ -535,9 +544,10 @@ def ask_cmd(
     chosen = make_provider(
         provider, model, base_url=base_url, api_key=api_key, model_path=model_path
     )
-    backend = None
+    backend = checker = None
     try:
         backend = _ask_entailment(entailment, entailment_model, chosen)
+        checker = _answer_checker(answer_check, chosen)
         options = AskOptions(
             corpora=list(corpora) or None,
             groups=groups,
@@ -545,11 +555,14 @@ def ask_cmd(
             limit=limit,
             budget_chars=budget,
             entailment=backend,
+            answer_check=checker.answers if checker is not None else None,
         )
         with open_store(store_url) as store:
             answer = ask(question, store, chosen, options)
     finally:
         close_together(backend, chosen)
+        if checker is not None and checker.provider is not chosen:
+            checker.close()
     _emit(as_json, answer.to_dict(), _answer_report(answer))
     return EXIT_PROBLEMS if answer.status == "provider_error" else EXIT_OK
 
@@ -562,6 +575,26 @@ def _ask_entailment(name: str, model_path: Path | None, chosen: Provider) -> Bac
     if chosen.name == "local" and chosen.model.removesuffix(".gguf") == JUDGE_MODEL:
         judge_on = chosen
     return made_tier(name, lambda: make_entailment(name, model_path, judge_on))
+
+
+def _answer_checker(choice: str, chosen: Provider) -> JudgeBackend | None:
+    """The answer check ``ask`` runs (``--answer-check``): on the answering provider when it is
+    the judge's own local model or an API model that returns log-probabilities, else on the
+    packaged judge model (its threshold was fitted for that one); None when off."""
+    if choice == "off" or (choice == "auto" and chosen.name != "local"):
+        return None
+    own = chosen.model.removesuffix(".gguf") == JUDGE_MODEL or chosen.name != "local"
+    if own and chosen.capabilities.logprobs:
+        return JudgeBackend(chosen)
+    if not chosen.capabilities.generates and choice == "auto":
+        return None
+    try:
+        return JudgeBackend(make_provider("local", JUDGE_MODEL))
+    except ProviderError as exc:
+        if choice == "on":
+            raise
+        click.echo(f"warning: the answer check is off: {exc}", err=True)
+        return None
 
 
 def made_tier(name: str, make: Callable[[], _T]) -> _T | None:

@@ -63,7 +63,7 @@ MODELS: dict[str, ModelSpec] = {
         ),
     )
 }
-DEFAULT_MODEL = "qwen2.5-coder-0.5b-instruct-q4_k_m"  # see README: measured on CLAPNQ
+DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"  # see README: measured on CLAPNQ
 DEFAULT_CONTEXT_CHARS = 6000  # the packing budget that keeps a 2-core answer in seconds
 
 
