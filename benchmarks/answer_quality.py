@@ -180,13 +180,35 @@ def score(tally: Tally, item: Item, answer: Answer, seconds: float) -> None:
         tally.abstained_unanswerable += abstained
 
 
+def shadow_checks(checker: JudgeBackend, question: str, answer: Answer) -> dict[str, Any]:
+    """What the answer check says of a served answer, without acting on it: P(yes) with the
+    verified quotes as the evidence (what ``AskOptions.answer_check`` sends) and with the
+    kept claims' own text."""
+    served = answer.verdicts[answer.counts["served_attempt"] - 1]
+    quotes = [c.quote for k in served.kept_claims for c in k.citations if c.valid and c.quote]
+    out: dict[str, Any] = {}
+    for name, evidence in (
+        ("quotes", " ".join(dict.fromkeys(quotes))),
+        ("claims", " ".join(c.text for c in answer.claims)),
+    ):
+        j = checker.answers(question, evidence)
+        out[name] = None if j.error else (j.score if j.supported else 1.0 - j.score)
+    return out
+
+
 def run(
-    name: str, items: list[Item], store_url: str, progress: bool, tier: str, check: bool
+    name: str,
+    items: list[Item],
+    store_url: str,
+    progress: bool,
+    tier: str,
+    check: str,
 ) -> Tally:
+    acting = check == "on"
     provider = make(name)
     backend = None if tier == "off" else make_backend(tier)
     checker = None
-    if check and name != "extractive":  # as ``ask --answer-check auto`` runs it
+    if check != "off" and name != "extractive":
         own = provider.model == JUDGE_MODEL
         checker = JudgeBackend(provider if own else make("local-1.5b"))
     tally = Tally()
@@ -206,10 +228,12 @@ def run(
                         corpora=[f"q{item.id}"],
                         max_tokens=700,
                         entailment=backend,
-                        answer_check=checker.answers if checker is not None else None,
+                        answer_check=checker.answers if checker is not None and acting else None,
                     ),
                 )
                 score(tally, item, answer, time.perf_counter() - started)
+                if checker is not None and not acting and answer.claims:
+                    tally.rows[-1]["shadow"] = shadow_checks(checker, item.question, answer)
                 if progress:
                     print(f"\r{name}: {n}/{len(items)}", end="", file=sys.stderr, flush=True)
                 else:  # one JSON line per question: a long run can be read while it goes
@@ -308,7 +332,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--providers", nargs="+", default=list(PROVIDERS), choices=PROVIDERS)
     parser.add_argument("--entailment", default="fast", help="the support tier (off: none)")
     parser.add_argument(
-        "--answer-check", choices=("on", "off"), default="on", help="as ask runs it for local"
+        "--answer-check",
+        choices=("on", "off", "shadow"),
+        default="shadow",
+        help="on: ask runs it (an answer it refuses is an abstention); shadow: it is computed "
+        "beside each served answer and reported, never acting; off: not run",
     )
     parser.add_argument("--json", type=Path, help="also write the tallies as JSON here")
     args = parser.parse_args(argv)
@@ -322,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
         ingest(items, url)
         for name in args.providers:
             results[name] = run(
-                name, items, url, sys.stderr.isatty(), args.entailment, args.answer_check == "on"
+                name, items, url, sys.stderr.isatty(), args.entailment, args.answer_check
             )
     report(results, items, args.entailment)
     if args.json:

@@ -121,8 +121,8 @@ def test_the_judge_beside_the_extractive_provider_is_the_packaged_judge_model(
 def test_the_answer_check_runs_on_the_packaged_judge_model_when_asked(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Off by default for a provider other than local; on, it runs the packaged judge model
-    on the verified quotes and either serves the answer or turns it into an abstention."""
+    """Off by default; on, beside a provider that cannot judge, it runs the packaged judge
+    model on the verified quotes and either serves the answer or turns it into an abstention."""
     from quotebound.entailment.judge import JUDGE_MODEL
 
     args = ["ask", "How many weeks of parental leave do employees get?", "--json", *EXTRACTIVE]

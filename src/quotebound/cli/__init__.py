@@ -34,7 +34,7 @@ from ..ingest import chunk_document, iter_files, load_file
 from ..packing import DEFAULT_BUDGET_CHARS, chunk_key, pack
 from ..parsing import FORMATS
 from ..pipeline import Answer, AskOptions, ask
-from ..providers import PROVIDER_NAMES, Provider, ProviderError, make_provider
+from ..providers import PROVIDER_NAMES, Provider, make_provider
 from ..sources import WorkingSet
 from ..store import Hit, Store, TraceRecord, open_store
 from ..text.display import terminal_safe
@@ -513,11 +513,11 @@ def _provider_options(command: Any) -> Any:
 @_entailment_options(DEFAULT_TIER)
 @click.option(
     "--answer-check",
-    type=click.Choice(["auto", "on", "off"]),
-    default="auto",
+    type=click.Choice(["on", "off"]),
+    default="off",
     show_default=True,
-    help="Check that the verified quotes answer the question (an answer they do not is an "
-    "abstention); auto: on for --provider local.",
+    help="Check with the judge model that the verified quotes answer the question (an answer "
+    "they do not is an abstention).",
 )
 @_store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
@@ -581,20 +581,12 @@ def _answer_checker(choice: str, chosen: Provider) -> JudgeBackend | None:
     """The answer check ``ask`` runs (``--answer-check``): on the answering provider when it is
     the judge's own local model or an API model that returns log-probabilities, else on the
     packaged judge model (its threshold was fitted for that one); None when off."""
-    if choice == "off" or (choice == "auto" and chosen.name != "local"):
+    if choice == "off":
         return None
     own = chosen.model.removesuffix(".gguf") == JUDGE_MODEL or chosen.name != "local"
     if own and chosen.capabilities.logprobs:
         return JudgeBackend(chosen)
-    if not chosen.capabilities.generates and choice == "auto":
-        return None
-    try:
-        return JudgeBackend(make_provider("local", JUDGE_MODEL))
-    except ProviderError as exc:
-        if choice == "on":
-            raise
-        click.echo(f"warning: the answer check is off: {exc}", err=True)
-        return None
+    return JudgeBackend(make_provider("local", JUDGE_MODEL))
 
 
 def made_tier(name: str, make: Callable[[], _T]) -> _T | None:

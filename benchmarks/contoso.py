@@ -1,0 +1,196 @@
+"""End to end on the reference RAG-with-citations corpus: the contoso HR/benefits PDFs.
+
+``../shared/data/contoso_hr_benefits/`` is the data of Microsoft's azure-search-openai-demo:
+six HR and benefits PDFs, and 50 questions whose answers cite ``file.pdf#page=N`` (generated
+with RAGAS, so treat the pages as approximate). The PDFs are ingested through the real path
+(``load_file``, ``chunk_document``) into a fresh SQLite store, and each question is asked with
+``quotebound.pipeline.ask`` as ``quotebound ask`` does (the fast support tier on). Reported per
+provider:
+
+- retrieval: a gold page among the top 5 and top 10 chunks retrieved, and among the sources
+  packed for the provider (what the model is sent);
+- answers with at least one kept claim citing a gold page (a kept citation whose verified
+  quote lies on one of the question's pages), answers with any kept claim, abstentions;
+- decorative citations served (a kept citation sharing no content word with its claim),
+  fragment claims served, and seconds per answer (p50, p95).
+
+Run from the repository root (the local model takes tens of seconds a question on 2 cores)::
+
+    .venv/bin/python benchmarks/contoso.py --providers extractive
+    .venv/bin/python benchmarks/contoso.py --providers extractive local --limit 50
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from quotebound.entailment import make_backend
+from quotebound.ingest import chunk_document, load_file
+from quotebound.packing import DEFAULT_BUDGET_CHARS, pack
+from quotebound.pipeline import Answer, AskOptions, ask
+from quotebound.providers import make_provider
+from quotebound.store import Store, open_store
+from quotebound.text import normalize
+from quotebound.text.words import content_words
+from quotebound.verify import fragment
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "contoso_hr_benefits"
+CORPUS = "contoso"
+_GOLD = re.compile(r"\[([^\[\]#]+\.pdf)#page=(\d+)\]")
+
+
+def questions(limit: int) -> list[tuple[str, set[tuple[str, int]]]]:
+    """(question, gold pages as (document key, page)) for the first ``limit`` questions."""
+    out = []
+    for line in (DATA / "ground_truth.jsonl").open(encoding="utf-8"):
+        row = json.loads(line)
+        gold = {(f"{CORPUS}:{name}", int(page)) for name, page in _GOLD.findall(row["truth"])}
+        out.append((row["question"], gold))
+    return out[:limit]
+
+
+def on_gold(
+    key: str | None, pages: tuple[int, ...] | list[int], gold: set[tuple[str, int]]
+) -> bool:
+    document = (key or "").split("#", 1)[0]
+    return any((document, page) in gold for page in pages)
+
+
+def retrieval(
+    store: Store, items: list[tuple[str, set[tuple[str, int]]]], budget: int
+) -> dict[str, int]:
+    found = {"top5": 0, "top10": 0, "packed": 0}
+    for question, gold in items:
+        hits = store.search(question, corpora=[CORPUS], limit=20)
+        found["top5"] += any(on_gold(h.key, h.pages, gold) for h in hits[:5])
+        found["top10"] += any(on_gold(h.key, h.pages, gold) for h in hits[:10])
+        packed = pack(hits, budget_chars=budget).working_set
+        found["packed"] += any(on_gold(s.key, [s.page] if s.page else [], gold) for s in packed)
+    return found
+
+
+def served(answer: Answer, gold: set[tuple[str, int]]) -> dict[str, int]:
+    """What one answer served: claims on a gold page, decorations, fragments."""
+    out = {"gold": 0, "decorative": 0, "fragments": 0}
+    if not answer.claims:
+        return out
+    verdict = answer.verdicts[answer.counts["served_attempt"] - 1]
+    for claim, cites in zip(verdict.kept_claims, answer.claims, strict=True):
+        out["fragments"] += fragment(claim.text) is not None
+        words = content_words(normalize(claim.text))
+        for c in claim.citations:
+            if c.valid and words:
+                out["decorative"] += words.isdisjoint(content_words(normalize(c.quote or "")))
+        pages = [q.page for card in answer.cards if card.number in cites.cards for q in card.quotes]
+        documents = {card.document for card in answer.cards if card.number in cites.cards}
+        out["gold"] += any((d, p) in gold for d in documents for p in pages if p)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--providers", nargs="+", default=["extractive", "local"])
+    parser.add_argument("--limit", type=int, default=50)
+    parser.add_argument("--entailment", default="fast", help="the support tier (off: none)")
+    args = parser.parse_args(argv)
+    if not DATA.exists():
+        print(f"the contoso data is not at {DATA}", file=sys.stderr)
+        return 2
+    items = questions(args.limit)
+    rows: list[tuple[str, ...]] = []
+    with tempfile.TemporaryDirectory() as home, open_store(f"sqlite:///{home}/c.db") as store:
+        started = time.perf_counter()
+        for pdf in sorted((DATA / "pdfs").glob("*.pdf")):
+            doc = load_file(pdf, pdf.name)
+            store.ingest(CORPUS, doc, chunk_document(doc))
+        print(f"ingested 6 PDFs in {time.perf_counter() - started:.1f} s; {len(items)} questions")
+        for name in args.providers:
+            provider = make_provider(name, None)
+            tier = None if args.entailment == "off" else make_backend(args.entailment)
+            budget = min(DEFAULT_BUDGET_CHARS, provider.context_chars or DEFAULT_BUDGET_CHARS)
+            found = retrieval(store, items, budget)
+            tally: dict[str, Any] = {"gold": 0, "answered": 0, "abstained": 0, "decorative": 0}
+            tally["fragments"] = 0
+            seconds = []
+            try:
+                for question, gold in items:
+                    t0 = time.perf_counter()
+                    options = AskOptions(corpora=[CORPUS], max_tokens=700, entailment=tier)
+                    answer = ask(question, store, provider, options)
+                    seconds.append(time.perf_counter() - t0)
+                    got = served(answer, gold)
+                    tally["gold"] += got["gold"] > 0
+                    tally["decorative"] += got["decorative"]
+                    tally["fragments"] += got["fragments"]
+                    tally["answered"] += bool(answer.claims)
+                    tally["abstained"] += answer.status == "abstained"
+                    print(
+                        json.dumps(
+                            {
+                                "provider": name,
+                                "question": question,
+                                "status": answer.status,
+                                "claims": [c.text for c in answer.claims],
+                                "gold_hit": got["gold"],
+                            }
+                        ),
+                        file=sys.stderr,
+                        flush=True,
+                    )
+            finally:
+                provider.close()
+                if tier is not None:
+                    tier.close()
+            n = len(items)
+            seconds.sort()
+            rows.append(
+                (
+                    f"{name} ({provider.model})",
+                    f"{found['top5']}/{n}",
+                    f"{found['top10']}/{n}",
+                    f"{found['packed']}/{n}",
+                    f"{tally['gold']}/{n}",
+                    f"{tally['answered']}/{n}",
+                    f"{tally['abstained']}/{n}",
+                    str(tally["decorative"]),
+                    str(tally["fragments"]),
+                    f"{statistics.median(seconds):.1f}",
+                    f"{seconds[min(n - 1, int(0.95 * n))]:.1f}",
+                )
+            )
+    head = (
+        "provider",
+        "gold in top 5",
+        "top 10",
+        "packed",
+        "answer cites gold page",
+        "answered",
+        "abstained",
+        "decorative",
+        "fragments",
+        "p50 s",
+        "p95 s",
+    )
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    for k, row in enumerate([head, *rows]):
+        print(
+            "  ".join(
+                c.rjust(w) if i else c.ljust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
+        if k == 0:
+            print("-" * (sum(widths) + 2 * (len(widths) - 1)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
