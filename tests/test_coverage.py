@@ -7,6 +7,7 @@ import pytest
 from quotebound.coverage import (
     describe,
     mentioned_in,
+    nearest_sentence,
     question_names,
     question_parts,
     states_no_fact,
@@ -109,3 +110,13 @@ def test_a_note_that_states_a_fact(note: str) -> None:
 def test_describe() -> None:
     assert describe(["a"]) == '"a"'
     assert describe(["a", "b", "c"]) == '"a", "b" and "c"'
+
+
+def test_the_nearest_sentence_to_a_claim_its_quote_did_not_carry() -> None:
+    sources = [("S1", f"{LEAVE} {GERMANY}"), ("S2", HOTEL)]
+    claim = "In Germany the company tops up pay to full salary for 14 weeks."
+    assert nearest_sentence(claim, sources) == ("S1", GERMANY)
+    # the quote that already failed is not offered again, nor one sharing a single word
+    assert nearest_sentence(claim, sources, skip=[GERMANY]) is None
+    assert nearest_sentence("Leave is 16 weeks.", sources, skip=[GERMANY]) == ("S1", LEAVE)
+    assert nearest_sentence("Pensions vest after five years.", sources) is None

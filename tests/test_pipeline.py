@@ -502,3 +502,18 @@ def test_the_check_is_not_run_on_an_abstention(store: Store) -> None:
     provider = ScriptedProvider([answer_json(answerable=False)])
     answer = ask(QUESTION, store, provider, AskOptions(answer_check=_check({}, seen)))
     assert answer.status == "abstained" and seen == [] and answer.answer_check is None
+
+
+def test_the_repair_points_a_claim_its_quote_did_not_carry_at_the_nearest_sentence(
+    store: Store,
+) -> None:
+    ids = _ids(store, QUESTION)
+    wrong = ("In Germany, pay is topped up to full salary for 14 weeks.", ids[LEAVE], LEAVE)
+    right = ("In Germany, pay is topped up to full salary for 14 weeks.", ids[GERMANY], GERMANY)
+    provider = ScriptedProvider([answer_json(wrong), answer_json(right)])
+    answer = ask(QUESTION, store, provider)
+    first = answer.verdicts[0].claims[0]
+    assert [c.reason for c in first.citations] == ["number_not_in_source"]
+    repair_turn = provider.requests[1].messages[-1].content
+    assert f'claim 1: the sentence of {ids[GERMANY]} nearest to it is "{GERMANY}"' in repair_turn
+    assert answer.status == "grounded" and answer.claims[0].text == right[0]

@@ -155,9 +155,10 @@ def repair_request(
     ask = (
         "Your answer failed these checks:\n"
         f"{problems}\n"
-        f"{how} Fix each failing claim with a quote copied word for word from the source you "
-        "cite, or remove the claim. Keep the claims that passed. If nothing can be supported, "
-        "abstain as the rules say."
+        f"{how} Fix each failing claim: rewrite it to say only what its quote says, or cite "
+        "a quote, copied word for word, that says what the claim says. Remove a claim only "
+        "when no sentence of the sources supports it. Keep the claims that passed. If nothing "
+        "can be supported, abstain as the rules say."
     )
     messages = (*request.messages, Message("assistant", output), Message("user", ask))
     return Request(

@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from .text.normalize import normalize
+from .text.sentences import sentence_spans
 from .text.words import content_words
 
 _QUESTION_WORDS = (
@@ -107,6 +108,26 @@ def mentioned_in(item: str, sources: Sequence[tuple[str, str]]) -> list[str]:
     shared = {sid: len(wanted & content_words(normalize(text))) for sid, text in sources}
     best = max(shared.values(), default=0)
     return [sid for sid, n in shared.items() if n and n == best]
+
+
+def nearest_sentence(
+    claim: str, sources: Sequence[tuple[str, str]], skip: Iterable[str] = (), least: int = 2
+) -> tuple[str, str] | None:
+    """``(source id, sentence)``: the sentence of the ``(id, text)`` sources sharing the most
+    content words with ``claim`` (at least ``least``; ties to the earlier), other than the
+    ``skip`` texts (the quotes that already failed). Where a repair turn points a model whose
+    quote did not support its claim: the verifier still checks whatever it writes."""
+    wanted = content_words(normalize(claim))
+    skipped = {normalize(t) for t in skip}
+    best: tuple[int, str, str] | None = None
+    for sid, text in sources:
+        for a, b in sentence_spans(text):
+            sentence = text[a:b]
+            shared = len(wanted & content_words(normalize(sentence)))
+            better = shared >= least and (best is None or shared > best[0])
+            if better and normalize(sentence) not in skipped:
+                best = (shared, sid, sentence)
+    return None if best is None else (best[1], best[2])
 
 
 def states_no_fact(note: str, question: str) -> bool:

@@ -24,7 +24,13 @@ from typing import Any, Literal
 from .budget import Budget
 from .cards import Card, ClaimCite, build_cards, document_of
 from .contract import build_request, repair_request
-from .coverage import mentioned_in, question_parts, states_no_fact, unaddressed
+from .coverage import (
+    mentioned_in,
+    nearest_sentence,
+    question_parts,
+    states_no_fact,
+    unaddressed,
+)
 from .entailment.base import Backend, Judgement
 from .entailment.tier import check_entailment, evidence_text
 from .errors import TimeLimitError, WorkLimitError
@@ -193,7 +199,11 @@ def ask(
             shown = attempts[0].output
             if native:  # its citations were blocks: show it its own words, not our JSON
                 shown = " ".join(c.text for c in verdicts[0].claims) or shown
-            failures = verdicts[0].failures + _gap_failures(gaps, packed)
+            failures = (
+                verdicts[0].failures
+                + _nearest_hints(verdicts[0], packed)
+                + _gap_failures(gaps, packed)
+            )
             sent = repair_request(request, shown, failures, native=native)
             tell("repairing", {"failures": len(failures)})
             error = _attempt(provider, sent, opts, attempts, verdicts, clock, tell)
@@ -317,6 +327,31 @@ def _checked(answer: Answer, packed: Pack, final: Verdict, check: AnswerCheck) -
             "Rephrase with the documents' own terms, or ask the owner of these documents.",
         ),
     )
+
+
+# A claim dropped for one of these had evidence that did not carry it: its quote was verbatim
+# but said something else. The repair turn points at the sentence nearest the claim.
+_UNSUPPORTED = frozenset(
+    {"unrelated_evidence", "not_entailed", "number_not_in_source", "identifier_not_in_source"}
+)
+
+
+def _nearest_hints(verdict: Verdict, packed: Pack) -> list[str]:
+    """For each claim dropped because its quotes did not carry it, the sentence of the sources
+    sent that shares most words with it (the model is shown where to look; what it writes is
+    verified like anything else)."""
+    sources = [(src.id, src.text) for src in packed.working_set]
+    out = []
+    for n, claim in enumerate(verdict.claims, 1):
+        if claim.kept or not any(c.reason in _UNSUPPORTED for c in claim.citations):
+            continue
+        near = nearest_sentence(claim.text, sources, skip=[c.quote or "" for c in claim.citations])
+        if near is not None:
+            out.append(
+                f'claim {n}: the sentence of {near[0]} nearest to it is "{near[1]}": quote the '
+                "sentence that states the claim, and write the claim from what it says"
+            )
+    return out
 
 
 def _gap_failures(gaps: tuple[str, ...], packed: Pack) -> list[str]:

@@ -132,5 +132,6 @@ def _citation(n: int, cit: Citation, judgement: Judgement) -> Citation:
         message = f"claim {n}: the quote from {source} contradicts the claim{why}"
     else:
         reason = "not_entailed"
-        message = f"claim {n}: the quote from {source} does not support the claim{why}"
+        # (the judgement's detail stays in ``entailment``: the message is also the repair's)
+        message = f"claim {n}: the quote from {source} does not say what the claim says"
     return replace(cit, valid=False, reason=reason, message=message, entailment=record)
