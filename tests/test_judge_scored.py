@@ -19,6 +19,7 @@ from quotebound.entailment.judge import (
     SCORED_SYSTEM,
     JudgeBackend,
     calibration,
+    calibration_entry,
     fitted_threshold,
     window,
     yes_probability,
@@ -247,3 +248,41 @@ def test_worked_examples_are_a_fixed_prefix_before_the_pair() -> None:
     assert [m.content for m in first[2:-1:2]] == [a for _, _, a in SCORED_EXAMPLES]
     assert json.loads(first[-1].content.splitlines()[0])["claim"] == "Claim one."
     assert judge.version.endswith(f"+{len(SCORED_EXAMPLES)}shots")
+
+
+# -- the answer check (JudgeBackend.answers) ----------------------------------------------------
+
+
+def test_the_answer_check_uses_its_own_fitted_threshold() -> None:
+    from quotebound.entailment.judge import ANSWERS_SYSTEM
+
+    fitted = fitted_threshold(JUDGE_MODEL, "answers")
+    assert fitted is not None and fitted != fitted_threshold(JUDGE_MODEL)
+    assert "CLAPNQ" in calibration_entry("answers")[JUDGE_MODEL]["fitted_on"]
+    just_above = math.log(fitted + 0.01)
+    just_below = math.log(fitted - 0.01)
+    provider = scored(
+        (("Yes", just_above), ("No", math.log(1 - fitted - 0.01))),
+        (("Yes", just_below), ("No", math.log(1 - fitted + 0.01))),
+        model=JUDGE_MODEL,
+    )
+    judge = JudgeBackend(provider)
+    first = judge.answers("Where is it filmed?", "It is filmed in West Hills.")
+    second = judge.answers("Where is it filmed?", "It first aired in 2013.")
+    assert first.supported and not second.supported
+    assert f"vs threshold {fitted:g}" in (first.detail or "")
+    sent = provider.requests[0]
+    assert sent.messages[0].content == ANSWERS_SYSTEM and sent.max_tokens == 1
+    assert json.loads(sent.messages[-1].content.splitlines()[0]) == {
+        "evidence": "It is filmed in West Hills.",
+        "question": "Where is it filmed?",
+    }
+
+
+def test_the_answer_check_fails_closed() -> None:
+    no_logprobs = JudgeBackend(ScriptedProvider(["Yes"]))
+    assert no_logprobs.answers("Where?", "Here.").error  # cannot be scored: refused
+    judge = JudgeBackend(scored(YES), threshold=0.5)
+    long_sentence = "word " * 400
+    refused = judge.answers("Where is it?", long_sentence)
+    assert refused.error and not refused.supported  # its one sentence does not fit: not sent

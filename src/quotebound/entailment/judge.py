@@ -312,19 +312,8 @@ class JudgeBackend(Backend):
                     Message("assistant", answer),
                 )
             )
-            return Request(
-                messages=(
-                    Message("system", SCORED_SYSTEM),
-                    *shots,
-                    Message("user", scored_payload(claim, quote)),
-                ),
-                working_set=WorkingSet(()),
-                format="inline",
-                question=claim,
-                max_tokens=1,
-                temperature=0.0,
-                logprobs=10,
-                reuse_prefix=True,
+            return _one_token(
+                (Message("system", SCORED_SYSTEM), *shots), scored_payload(claim, quote), claim
             )
         instruction = JSON_INSTRUCTION if self.constrained else WORD_INSTRUCTION
         return Request(
@@ -352,18 +341,8 @@ class JudgeBackend(Backend):
         text = window(question, evidence, self.window_chars)
         if text is None:
             return self.failed("no sentence of the evidence fits the answer check's window")
-        request = Request(
-            messages=(
-                Message("system", ANSWERS_SYSTEM),
-                Message("user", answers_payload(question, text)),
-            ),
-            working_set=WorkingSet(()),
-            format="inline",
-            question=question,
-            max_tokens=1,
-            temperature=0.0,
-            logprobs=10,
-            reuse_prefix=True,
+        request = _one_token(
+            (Message("system", ANSWERS_SYSTEM),), answers_payload(question, text), question
         )
         try:
             with self._lock:
@@ -423,6 +402,21 @@ class JudgeBackend(Backend):
 
     def close(self) -> None:
         self.provider.close()
+
+
+def _one_token(prefix: tuple[Message, ...], user: str, about: str) -> Request:
+    """A scored request: the fixed ``prefix`` (reused when the provider can), then ``user``;
+    one answer token, with the log-probabilities of its top alternatives."""
+    return Request(
+        messages=(*prefix, Message("user", user)),
+        working_set=WorkingSet(()),
+        format="inline",
+        question=about,
+        max_tokens=1,
+        temperature=0.0,
+        logprobs=10,
+        reuse_prefix=True,
+    )
 
 
 def _shown(text: str) -> str:
