@@ -57,7 +57,7 @@ from quotebound.providers import ExtractiveProvider, Provider
 from quotebound.store import open_store
 from quotebound.text import normalize
 from quotebound.text.words import content_words
-from quotebound.verify import fragment
+from quotebound.verify import fragment, with_kept_from
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "clapnq"
 SEED = 20261129
@@ -122,10 +122,19 @@ def make(name: str) -> Provider:
     return LocalProvider(f"qwen2.5-coder-{size}-instruct-q4_k_m")
 
 
+def served_claims(answer: Answer) -> list[Any]:
+    """The verified claims the answer served, in its order (the served verdict's kept claims,
+    with those kept from the first attempt after a repair)."""
+    if not answer.claims:
+        return []
+    first, last = answer.verdicts[0], answer.verdicts[answer.counts["served_attempt"] - 1]
+    served = with_kept_from(first, last) if answer.counts.get("kept_from_first_attempt") else last
+    return list(served.kept_claims)
+
+
 def score(tally: Tally, item: Item, answer: Answer, seconds: float) -> None:
     tally.answers += 1
-    served = answer.verdicts[answer.counts["served_attempt"] - 1] if answer.claims else None
-    for claim in served.kept_claims if served is not None else ():
+    for claim in served_claims(answer):
         tally.fragments += fragment(claim.text) is not None
         words = content_words(normalize(claim.text))
         for cite in claim.citations:
@@ -184,8 +193,7 @@ def shadow_checks(checker: JudgeBackend, question: str, answer: Answer) -> dict[
     """What the answer check says of a served answer, without acting on it: P(yes) with the
     verified quotes as the evidence (what ``AskOptions.answer_check`` sends) and with the
     kept claims' own text."""
-    served = answer.verdicts[answer.counts["served_attempt"] - 1]
-    quotes = [c.quote for k in served.kept_claims for c in k.citations if c.valid and c.quote]
+    quotes = [c.quote for k in served_claims(answer) for c in k.citations if c.valid and c.quote]
     out: dict[str, Any] = {}
     for name, evidence in (
         ("quotes", " ".join(dict.fromkeys(quotes))),

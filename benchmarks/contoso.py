@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from answer_quality import served_claims
 from quotebound.entailment import make_backend
 from quotebound.ingest import chunk_document, load_file
 from quotebound.packing import DEFAULT_BUDGET_CHARS, pack
@@ -82,8 +83,7 @@ def served(answer: Answer, gold: set[tuple[str, int]]) -> dict[str, int]:
     out = {"gold": 0, "decorative": 0, "fragments": 0}
     if not answer.claims:
         return out
-    verdict = answer.verdicts[answer.counts["served_attempt"] - 1]
-    for claim, cites in zip(verdict.kept_claims, answer.claims, strict=True):
+    for claim, cites in zip(served_claims(answer), answer.claims, strict=True):
         out["fragments"] += fragment(claim.text) is not None
         words = content_words(normalize(claim.text))
         for c in claim.citations:

@@ -16,6 +16,7 @@ from quotebound.providers.base import ProviderError
 from quotebound.providers.extractive import ExtractiveProvider
 from quotebound.providers.scripted import ScriptedProvider
 from quotebound.store import Store, open_store
+from quotebound.traceview import served_verdict
 
 LEAVE = "Employees are entitled to 16 weeks of paid parental leave unless local law provides more."
 GERMANY = (
@@ -375,12 +376,18 @@ def test_the_general_rule_without_the_one_for_the_name_asked_about_is_repaired(
         ids[GERMANY],
         GERMANY,
     )
-    provider = ScriptedProvider([answer_json(general), answer_json(general, germany)])
+    # the repair answers the part it was asked for, and drops the claim that had passed
+    provider = ScriptedProvider([answer_json(general), answer_json(germany)])
     answer = ask(QUESTION, store, provider)
     repair_turn = provider.requests[1].messages[-1].content
     assert f'does not address "Germany" from the question, although {ids[GERMANY]}' in repair_turn
+    # what either attempt kept is served: the general rule, then the one for Germany
     assert [c.text for c in answer.claims] == [general[0], germany[0]]
-    assert answer.unaddressed == ()
+    assert answer.unaddressed == () and answer.status == "grounded"
+    trace = store.get_trace(answer.trace_id or "")
+    assert trace.counts["served_attempt"] == 2 and trace.counts["kept_from_first_attempt"] == 1
+    shown = served_verdict(trace)
+    assert shown is not None and [c.text for c in shown.kept_claims] == [general[0], germany[0]]
 
 
 def test_an_answer_that_addresses_everything_is_not_repaired(store: Store) -> None:

@@ -114,10 +114,12 @@ def nearest_sentence(
     claim: str, sources: Sequence[tuple[str, str]], skip: Iterable[str] = (), least: int = 2
 ) -> tuple[str, str] | None:
     """``(source id, sentence)``: the sentence of the ``(id, text)`` sources sharing the most
-    content words with ``claim`` (at least ``least``; ties to the earlier), other than the
+    content words with ``claim`` (at least ``least``, and at least half of the claim's; ties to
+    the earlier), other than the
     ``skip`` texts (the quotes that already failed). Where a repair turn points a model whose
     quote did not support its claim: the verifier still checks whatever it writes."""
     wanted = content_words(normalize(claim))
+    least = max(least, (len(wanted) + 1) // 2)  # most of the claim, not a word or two of it
     skipped = {normalize(t) for t in skip}
     best: tuple[int, str, str] | None = None
     for sid, text in sources:

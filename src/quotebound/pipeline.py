@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .budget import Budget
@@ -38,7 +38,7 @@ from .packing import DEFAULT_BUDGET_CHARS, Pack, chunk_key, pack
 from .providers.base import Completion, Provider, ProviderError, Request
 from .store import Store, TraceAttempt, TraceRecord, TraceSource
 from .text.normalize import scrub
-from .verify import Policy, Verdict, verify
+from .verify import Policy, Verdict, verify, with_kept_from
 
 _REPAIRABLE = frozenset({"partial", "ungrounded", "unparseable"})
 
@@ -220,7 +220,9 @@ def ask(
     if answer.answer_check is not None:
         counts["answer_check_refused"] = int(not answer.answer_check.supported)
     if final is not None:  # which attempt's verdict the answer shows (1-based)
-        counts["served_attempt"] = verdicts.index(final) + 1
+        base = final if final in verdicts else verdicts[-1]
+        counts["served_attempt"] = verdicts.index(base) + 1
+        counts["kept_from_first_attempt"] = len(final.claims) - len(base.claims)
     clock.timings["total_ms"] = round((time.perf_counter() - clock.started) * 1000, 3)
     trace = TraceRecord(
         question=question,
@@ -370,13 +372,16 @@ def _gap_failures(gaps: tuple[str, ...], packed: Pack) -> list[str]:
 
 
 def _best(verdicts: list[Verdict]) -> Verdict | None:
-    """The repaired verdict, unless the first kept more claims (a repair must not cost)."""
+    """The repaired verdict with what the first attempt kept and the repair left out
+    (``verify.with_kept_from``: a repair must not cost); the first when the repair abstained
+    or could not be read and the first kept more."""
     if not verdicts:
         return None
     best = verdicts[-1]
-    if len(verdicts[0].kept_claims) > len(best.kept_claims):
-        best = verdicts[0]
-    return best
+    if len(verdicts) == 1 or best.status in ("abstained", "unparseable"):
+        first = verdicts[0]
+        return first if len(first.kept_claims) > len(best.kept_claims) else best
+    return with_kept_from(verdicts[0], best)
 
 
 def _answer(
@@ -489,6 +494,4 @@ def _render(request: Request) -> str:
 
 
 def _with(answer: Answer, **changes: Any) -> Answer:
-    from dataclasses import replace
-
     return replace(answer, **changes)

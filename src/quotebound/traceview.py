@@ -3,7 +3,8 @@
 Invariants:
 - Everything shown comes from the trace (what was sent and what was verified then), never from
   the live corpus, so a citation reopens the same way weeks later.
-- The verdict shown is the one the answer served (``counts.served_attempt``), else the last.
+- The verdict shown is the one the answer served (``counts.served_attempt``, with the claims
+  kept from the first attempt when ``counts.kept_from_first_attempt`` says so), else the last.
 - A source id that was not in the trace's working set is a NotFoundError, never a made-up card.
 """
 
@@ -15,7 +16,7 @@ from typing import Any
 from .cards import deep_link
 from .errors import NotFoundError
 from .store import TraceAttempt, TraceRecord, TraceSource
-from .verify import Verdict
+from .verify import Verdict, with_kept_from
 
 
 def served_attempt(trace: TraceRecord) -> TraceAttempt | None:
@@ -40,7 +41,11 @@ def served_verdict(trace: TraceRecord) -> Verdict | None:
         attempt = next((a for a in reversed(trace.attempts) if a.verdict), None)
     if attempt is None or attempt.verdict is None:
         return None
-    return Verdict.from_dict(attempt.verdict, f"trace {trace.id}: verdict")
+    verdict = Verdict.from_dict(attempt.verdict, f"trace {trace.id}: verdict")
+    first = trace.attempts[0].verdict
+    if trace.counts.get("kept_from_first_attempt") and first is not None:
+        verdict = with_kept_from(Verdict.from_dict(first, f"trace {trace.id}: verdict"), verdict)
+    return verdict
 
 
 def spans_for(trace: TraceRecord, sid: str) -> list[list[int]]:

@@ -523,6 +523,19 @@ def _says_one_of(text: str, tokens: list[str]) -> bool:
     return False
 
 
+def with_kept_from(first: Verdict, repaired: Verdict) -> Verdict:
+    """``repaired`` with the claims ``first`` kept and ``repaired`` does not have (by
+    normalised text) put back before its own, in their order: what an answer serves after a
+    repair turn. Each claim was verified on its own against the same working set, so what
+    either attempt kept stands."""
+    said = {normalize(c.text) for c in repaired.kept_claims}
+    kept = tuple(c for c in first.kept_claims if normalize(c.text) not in said)
+    if not kept:
+        return repaired
+    claims = (*kept, *repaired.claims)
+    return replace(repaired, claims=claims, status=verdict_status(claims))
+
+
 def verdict_status(claims: tuple[Claim, ...]) -> Status:
     """The status that checked ``claims`` give a verdict: ``grounded`` when every claim was
     kept, ``partial`` when some were, ``ungrounded`` when none was (or there is none)."""
