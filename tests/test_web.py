@@ -235,7 +235,14 @@ def scripted_site(browser: Any, tmp_path: Path) -> Iterator[Site]:
             ],
         }
     )
-    provider = ScriptedProvider([answer])
+    yield from _scripted_site(browser, url, secret, tmp_path, [answer])
+
+
+def _scripted_site(
+    browser: Any, url: str, secret: str, tmp_path: Path, outputs: list[str]
+) -> Iterator[Site]:
+    """The service over ``url`` with a scripted model replaying ``outputs``, in a browser."""
+    provider = ScriptedProvider(outputs)
     app = create_app(ServerConfig(store_url=url, provider=lambda: provider))
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     with live_server(app) as base:
@@ -285,12 +292,7 @@ def half_answer_site(browser: Any, tmp_path: Path) -> Iterator[Site]:
             ],
         }
     )
-    provider = ScriptedProvider([answer, answer])
-    app = create_app(ServerConfig(store_url=url, provider=lambda: provider))
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    with live_server(app) as base:
-        yield Site(base, context.new_page(), secret, tmp_path)
-    context.close()
+    yield from _scripted_site(browser, url, secret, tmp_path, [answer, answer])
 
 
 def test_a_part_of_the_question_left_unanswered_is_said(half_answer_site: Site) -> None:
