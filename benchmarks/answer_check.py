@@ -77,11 +77,11 @@ def score(args: argparse.Namespace) -> None:
     done = {r["id"] for r in read_cache(path)}
     todo = [(part, r) for part, rows in halves(args.per_split).items() for r in rows]
     # both labels alternate, so that an interrupted run is still balanced
+    seen: dict[tuple[str, bool], int] = {}
     rank: dict[str, int] = {}
     for part, row in todo:
-        key = f"{part}{row['answerable']}"
-        rank[row["id"]] = rank.setdefault(key, 0)
-        rank[key] += 1
+        key = (part, row["answerable"])
+        rank[row["id"]] = seen[key] = seen.get(key, -1) + 1
     todo.sort(key=lambda pr: (pr[0], rank[pr[1]["id"]]))
     todo = [(part, r) for part, r in todo if r["id"] not in done]
     print(f"{len(done)} cached, {len(todo)} to check", flush=True)

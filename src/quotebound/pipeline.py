@@ -307,13 +307,15 @@ def _checked(answer: Answer, packed: Pack, final: Verdict, check: AnswerCheck) -
         and (text := evidence_text(packed.working_set, cite.source, cite.quote, cite.span))
     ]
     evidence = " ".join(dict.fromkeys(quotes))
-    judged: Judgement | None = None
-    for part in question_parts(answer.question) or [answer.question]:
+    parts = question_parts(answer.question) or [answer.question]
+    for part in parts[:-1]:
         judged = check(part, evidence)
         if judged.supported:
             return _with(answer, answer_check=judged)
-    assert judged is not None
-    searched = tuple(dict.fromkeys(src.title or document_of(src) for src in packed.working_set))
+    judged = check(parts[-1], evidence)
+    if judged.supported:
+        return _with(answer, answer_check=judged)
+    searched = _searched(packed)
     return _with(
         answer,
         status="abstained",
@@ -430,10 +432,15 @@ def _answer(
     )
 
 
+def _searched(packed: Pack) -> tuple[str, ...]:
+    """The titles (else keys) of the documents sent, each once, in order."""
+    return tuple(dict.fromkeys(src.title or document_of(src) for src in packed.working_set))
+
+
 def _abstention(
     question: str, packed: Pack, final: Verdict | None, error: str | None
 ) -> Abstention:
-    searched = tuple(dict.fromkeys(src.title or document_of(src) for src in packed.working_set))
+    searched = _searched(packed)
     if not searched:
         return Abstention(
             question,
