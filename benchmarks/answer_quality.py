@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import statistics
 import sys
@@ -94,6 +95,7 @@ class Tally:
     decorative: int = 0
     unverified_notes: int = 0
     unaddressed: int = 0
+    anchored: int = 0  # served citations the code placed (verify.reanchor)
     check_refused_answerable: int = 0  # answers the answer check turned into abstentions
     check_refused_unanswerable: int = 0
     rows: list[dict[str, Any]] = field(default_factory=list)  # one per question, for reading
@@ -138,6 +140,7 @@ def score(tally: Tally, item: Item, answer: Answer, seconds: float) -> None:
         tally.fragments += fragment(claim.text) is not None
         words = content_words(normalize(claim.text))
         for cite in claim.citations:
+            tally.anchored += cite.valid and cite.anchored
             if cite.valid and words:
                 tally.decorative += words.isdisjoint(content_words(normalize(cite.quote or "")))
     if answer.abstention is not None and answer.verdicts:
@@ -160,6 +163,13 @@ def score(tally: Tally, item: Item, answer: Answer, seconds: float) -> None:
             "unaddressed": list(answer.unaddressed),
             "missing": answer.abstention.missing if answer.abstention else None,
             "answer_check": answer.answer_check.to_dict() if answer.answer_check else None,
+            "dropped": [  # what each attempt dropped, and why: to read the false abstentions
+                [c.text, [x.reason for x in c.citations] or [c.reason]]
+                for v in answer.verdicts
+                for c in v.claims
+                if not c.kept
+            ],
+            "anchored": sum(x.anchored for c in served_claims(answer) for x in c.citations),
             "seconds": round(seconds, 2),
         }
     )
@@ -211,6 +221,7 @@ def run(
     progress: bool,
     tier: str,
     check: str,
+    reanchor: bool = True,
 ) -> Tally:
     acting = check == "on"
     provider = make(name)
@@ -237,6 +248,7 @@ def run(
                         max_tokens=700,
                         entailment=backend,
                         answer_check=checker.answers if checker is not None and acting else None,
+                        reanchor=reanchor,
                     ),
                 )
                 score(tally, item, answer, time.perf_counter() - started)
@@ -264,6 +276,12 @@ def ingest(items: list[Item], store_url: str) -> None:
             store.ingest(f"q{item.id}", doc, chunk_document(doc, max_chars=600, min_chars=150))
 
 
+def p95(values: list[float]) -> float:
+    """The 95th percentile (nearest rank) of ``values``."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)] if ordered else 0.0
+
+
 def pct(num: int, den: int) -> str:
     return f"{100 * num / den:5.1f}%" if den else "   - "
 
@@ -286,11 +304,13 @@ def report(results: dict[str, Tally], items: list[Item], tier: str) -> None:
             "gold overlap",
             "s/answer",
             "p50 s",
+            "p95 s",
             "errors",
             "fragments",
             "decorative",
             "unverified notes",
             "unaddressed",
+            "anchored",
         )
     ]
     for name, t in results.items():
@@ -305,11 +325,13 @@ def report(results: dict[str, Tally], items: list[Item], tier: str) -> None:
                 pct(t.gold_overlap, t.answered_answerable),
                 f"{statistics.mean(t.seconds):.2f}",
                 f"{statistics.median(t.seconds):.2f}",
+                f"{p95(t.seconds):.2f}",
                 str(t.errors),
                 str(t.fragments),
                 str(t.decorative),
                 str(t.unverified_notes),
                 str(t.unaddressed),
+                str(t.anchored),
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -346,6 +368,12 @@ def main(argv: list[str] | None = None) -> int:
         help="on: ask runs it (an answer it refuses is an abstention); shadow: it is computed "
         "beside each served answer and reported, never acting; off: not run",
     )
+    parser.add_argument(
+        "--reanchor",
+        choices=("on", "off"),
+        default="on",
+        help="on (as ask does): a claim cited to the wrong sentence is re-cited in code",
+    )
     parser.add_argument("--json", type=Path, help="also write the tallies as JSON here")
     args = parser.parse_args(argv)
     if not DATA.exists():
@@ -358,7 +386,13 @@ def main(argv: list[str] | None = None) -> int:
         ingest(items, url)
         for name in args.providers:
             results[name] = run(
-                name, items, url, sys.stderr.isatty(), args.entailment, args.answer_check
+                name,
+                items,
+                url,
+                sys.stderr.isatty(),
+                args.entailment,
+                args.answer_check,
+                args.reanchor == "on",
             )
     report(results, items, args.entailment)
     if args.json:

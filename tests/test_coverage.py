@@ -6,6 +6,7 @@ import pytest
 
 from quotebound.coverage import (
     describe,
+    disagreeing,
     mentioned_in,
     nearest_sentence,
     question_names,
@@ -120,3 +121,40 @@ def test_the_nearest_sentence_to_a_claim_its_quote_did_not_carry() -> None:
     assert nearest_sentence(claim, sources, skip=[GERMANY]) is None
     assert nearest_sentence("Leave is 16 weeks.", sources, skip=[GERMANY]) == ("S1", LEAVE)
     assert nearest_sentence("Pensions vest after five years.", sources) is None
+
+
+OLD_POLICY = "Employees get 12 weeks of paid parental leave. Leave is booked in the HR portal."
+NEW_POLICY = "From 2026, employees get 16 weeks of paid parental leave."
+
+
+def test_a_source_not_cited_that_gives_other_figures_disagrees() -> None:
+    sources = [("S1", OLD_POLICY), ("S2", NEW_POLICY)]
+    claim = ("Employees get 12 weeks of paid parental leave.", ["S1"])
+    assert disagreeing([claim], sources) == [(0, "S2", NEW_POLICY)]
+
+
+def test_an_answer_that_cites_both_sources_reports_both() -> None:
+    sources = [("S1", OLD_POLICY), ("S2", NEW_POLICY)]
+    claims = [
+        ("Employees got 12 weeks of paid parental leave before 2026.", ["S1"]),
+        ("From 2026, employees get 16 weeks of paid parental leave.", ["S2"]),
+    ]
+    assert disagreeing(claims, sources) == []
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        "Employees get 12 weeks of paid parental leave in every country.",  # the same figure
+        "Expense reports are due within 30 days of travel.",  # other figures, another topic
+        "Employees get paid parental leave.",  # no figure at all
+    ],
+)
+def test_what_does_not_disagree(other: str) -> None:
+    claim = ("Employees get 12 weeks of paid parental leave.", ["S1"])
+    assert disagreeing([claim], [("S1", OLD_POLICY), ("S2", other)]) == []
+
+
+def test_a_claim_without_a_figure_is_not_compared() -> None:
+    claim = ("Leave is booked in the HR portal.", ["S1"])
+    assert disagreeing([claim], [("S1", OLD_POLICY), ("S2", NEW_POLICY)]) == []

@@ -518,9 +518,108 @@ def test_the_repair_points_a_claim_its_quote_did_not_carry_at_the_nearest_senten
     wrong = ("In Germany, pay is topped up to full salary for 14 weeks.", ids[LEAVE], LEAVE)
     right = ("In Germany, pay is topped up to full salary for 14 weeks.", ids[GERMANY], GERMANY)
     provider = ScriptedProvider([answer_json(wrong), answer_json(right)])
-    answer = ask(QUESTION, store, provider)
+    answer = ask(QUESTION, store, provider, AskOptions(reanchor=False))
     first = answer.verdicts[0].claims[0]
     assert [c.reason for c in first.citations] == ["number_not_in_source"]
     repair_turn = provider.requests[1].messages[-1].content
     assert f'claim 1: the sentence of {ids[GERMANY]} nearest to it is "{GERMANY}"' in repair_turn
     assert answer.status == "grounded" and answer.claims[0].text == right[0]
+
+
+def test_a_claim_its_quote_did_not_carry_is_cited_to_the_sentence_that_does(store: Store) -> None:
+    ids = _ids(store, QUESTION)
+    wrong = ("In Germany, pay is topped up to full salary for 14 weeks.", ids[LEAVE], LEAVE)
+    provider = ScriptedProvider([answer_json(wrong)])
+    answer = ask(QUESTION, store, provider)
+    assert len(provider.requests) == 1  # nothing to repair: the code found the sentence
+    assert answer.status == "grounded" and answer.claims[0].text == wrong[0]
+    placed, own = answer.verdicts[0].claims[0].citations
+    assert placed.anchored and placed.valid and placed.source == ids[GERMANY]
+    assert placed.quote == GERMANY
+    assert not own.anchored and own.reason == "number_not_in_source"  # the model's, kept as written
+    assert [c.source for c in answer.claims[0].cites] == [ids[GERMANY]]  # the card: that sentence
+    assert "anchor" in answer.verdicts[0].tiers
+    stored = served_verdict(store.get_trace(answer.trace_id))
+    assert stored is not None and stored.claims[0].citations[0].anchored
+
+
+def test_a_claim_no_sentence_carries_is_not_reanchored(store: Store) -> None:
+    ids = _ids(store, QUESTION)
+    invented = ("In Germany, pay is topped up to full salary for 18 weeks.", ids[LEAVE], LEAVE)
+    provider = ScriptedProvider([answer_json(invented), answer_json(invented)])
+    answer = ask(QUESTION, store, provider)
+    assert answer.status == "abstained"  # 18 is in no sentence: the nearest one cannot carry it
+    assert not any(c.anchored for v in answer.verdicts for cl in v.claims for c in cl.citations)
+
+
+def test_a_fragment_is_never_reanchored(store: Store) -> None:
+    ids = _ids(store, QUESTION)
+    fragment = ("14 weeks", ids[LEAVE], LEAVE)
+    provider = ScriptedProvider([answer_json(fragment), answer_json(fragment)])
+    answer = ask(QUESTION, store, provider)
+    assert answer.status == "abstained"
+    assert answer.verdicts[0].claims[0].reason == "claim_fragment"
+    assert len(answer.verdicts[0].claims[0].citations) == 1
+
+
+OLD_POLICY = "Employees get 12 weeks of paid parental leave under the 2024 policy."
+NEW_POLICY = "From 2026, employees get 16 weeks of paid parental leave."
+POLICY_QUESTION = "How many weeks of paid parental leave do employees get?"
+
+
+@pytest.fixture
+def policies(tmp_path: Path) -> Iterator[Store]:
+    """Two policies that disagree: the 2024 one and its 2026 successor."""
+    with open_store(f"sqlite:///{tmp_path / 'policies.db'}") as opened:
+        for name, text, updated in (
+            ("policy-2024.txt", OLD_POLICY, "2024-01-10"),
+            ("policy-2026.txt", NEW_POLICY, "2026-01-05"),
+        ):
+            doc = LoadedDocument(name, text, "text/plain", title=name[:-4], updated=updated)
+            opened.ingest("hr", doc, [Chunk(text, 0, len(text))])
+        yield opened
+
+
+def _policy_ids(store: Store) -> dict[str, str]:
+    probe = ScriptedProvider(["{}", "{}"])
+    ask(POLICY_QUESTION, store, probe)
+    ws = probe.requests[0].working_set
+    return {s.text: s.id for s in ws}
+
+
+def test_sources_that_disagree_are_named_in_the_repair_and_reported_both(policies: Store) -> None:
+    ids = _policy_ids(policies)
+    old = ("Employees get 12 weeks of paid parental leave.", ids[OLD_POLICY], OLD_POLICY)
+    new = ("From 2026, employees get 16 weeks of paid parental leave.", ids[NEW_POLICY], NEW_POLICY)
+    provider = ScriptedProvider([answer_json(old), answer_json(old, new)])
+    answer = ask(POLICY_QUESTION, policies, provider)
+    repair_turn = provider.requests[1].messages[-1].content
+    assert (
+        f"claim 1 gives other figures than {ids[NEW_POLICY]} (updated 2026-01-05), which says "
+        f'"{NEW_POLICY}"'
+    ) in repair_turn
+    assert [c.text for c in answer.claims] == [old[0], new[0]]
+    assert answer.conflicts == ()  # both reported, each with its own card and date
+    assert sorted(c.updated or "" for c in answer.cards) == ["2024-01-10", "2026-01-05"]
+    assert answer.counts["conflicts"] == 0
+
+
+def test_a_disagreement_left_out_after_the_repair_is_said_beside_the_answer(
+    policies: Store,
+) -> None:
+    ids = _policy_ids(policies)
+    old = ("Employees get 12 weeks of paid parental leave.", ids[OLD_POLICY], OLD_POLICY)
+    provider = ScriptedProvider([answer_json(old), answer_json(old)])
+    answer = ask(POLICY_QUESTION, policies, provider)
+    assert answer.status == "grounded" and len(answer.claims) == 1
+    [conflict] = answer.conflicts
+    assert (conflict.claim, conflict.source, conflict.updated) == (1, ids[NEW_POLICY], "2026-01-05")
+    assert conflict.sentence == NEW_POLICY and conflict.label == "policy-2026"
+    assert answer.to_dict()["conflicts"][0]["sentence"] == NEW_POLICY
+    assert answer.counts["conflicts"] == 1
+    from quotebound.cli import _answer_report
+
+    assert (
+        f"Check which applies: {ids[NEW_POLICY]} (policy-2026, updated 2026-01-05), not cited, "
+        f'gives other figures than claim 1: "{NEW_POLICY}"'
+    ) in _answer_report(answer)

@@ -295,6 +295,41 @@ def half_answer_site(browser: Any, tmp_path: Path) -> Iterator[Site]:
     yield from _scripted_site(browser, url, secret, tmp_path, [answer, answer])
 
 
+@pytest.fixture
+def one_sided_site(browser: Any, tmp_path: Path) -> Iterator[Site]:
+    """Two policies that disagree, and a model that cites only the old one, in both turns."""
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    old = "Employees get 12 weeks of paid parental leave under the 2024 policy."
+    new = "From 2026, employees get 16 weeks of paid parental leave <b>now</b>."
+    with open_store(url) as store:
+        store.ingest("hr", *doc("old.txt", old, title="Old policy"))
+        store.ingest("hr", *doc("new.txt", new, title="New policy"))
+        secret = store.create_key()[1]
+    # Cited as S1 whichever id the old policy is sent under: if it is S2, the quote is found
+    # there and the claim re-anchored to it (verify.reanchor).
+    claim = {"text": "Employees get 12 weeks of paid parental leave.", "citations": []}
+    claim["citations"] = [{"source": "S1", "quote": old}]
+    answer = json.dumps({"answerable": True, "claims": [claim]})
+    yield from _scripted_site(browser, url, secret, tmp_path, [answer, answer])
+
+
+def test_a_source_that_disagrees_and_is_not_cited_is_said(one_sided_site: Site) -> None:
+    from playwright.sync_api import expect
+
+    site = one_sided_site
+    site.sign_in()
+    site.ask("How many weeks of paid parental leave do employees get?")
+    expect(site.page.locator("#answer .claims .claim")).to_have_count(1)
+    note = site.page.locator("#answer .conflict")
+    expect(note).to_have_count(1)
+    expect(note).to_contain_text("Check which applies: S")
+    expect(note).to_contain_text("(New policy, updated 2026-11-01), not cited, gives other figures")
+    expect(note).to_contain_text(
+        "“From 2026, employees get 16 weeks of paid parental leave <b>now</b>.”"
+    )
+    assert site.page.locator("#answer .conflict b").count() == 0  # source text, never markup
+
+
 def test_a_part_of_the_question_left_unanswered_is_said(half_answer_site: Site) -> None:
     from playwright.sync_api import expect
 

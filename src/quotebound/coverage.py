@@ -1,6 +1,6 @@
 """Does the answer address the question? Cheap, deterministic checks on words, no model.
 
-Two checks the pipeline runs after verification (they never make a claim valid or invalid):
+The checks the pipeline runs after verification (they never make a claim valid or invalid):
 
 - ``unaddressed``: the parts of the question that the kept claims leave out although the
   sources sent mention them. A question of several parts ("What is the hotel cap, and how soon
@@ -11,6 +11,9 @@ Two checks the pipeline runs after verification (they never make a claim valid o
   one for the place, product or person asked about. The pipeline names these in its one repair
   turn and, if they are still left out, in the answer (``Answer.unaddressed``), worded as what
   the code knows: no *verified claim* addresses them (the sources may or may not say).
+- ``disagreeing``: a kept claim that states a number, and a sentence of a source the answer
+  does not cite that says most of the same words with other numbers (a policy of 12 weeks and
+  one of 16): sources that disagree must be reported both, with which applies when.
 - ``states_no_fact``: whether a model's note on what is missing (the ``missing`` field of an
   abstention) states nothing but that the documents lack something: each of its content words
   is the question's or a word about documents ("the documents do not mention a pension plan"),
@@ -20,11 +23,13 @@ Two checks the pipeline runs after verification (they never make a claim valid o
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from .text.normalize import normalize
 from .text.sentences import sentence_spans
+from .text.tokens import numbers
 from .text.words import content_words
 
 _QUESTION_WORDS = (
@@ -111,15 +116,20 @@ def mentioned_in(item: str, sources: Sequence[tuple[str, str]]) -> list[str]:
 
 
 def nearest_sentence(
-    claim: str, sources: Sequence[tuple[str, str]], skip: Iterable[str] = (), least: int = 2
+    claim: str,
+    sources: Sequence[tuple[str, str]],
+    skip: Iterable[str] = (),
+    least: int = 2,
+    share: float = 0.5,
 ) -> tuple[str, str] | None:
     """``(source id, sentence)``: the sentence of the ``(id, text)`` sources sharing the most
-    content words with ``claim`` (at least ``least``, and at least half of the claim's; ties to
-    the earlier), other than the
-    ``skip`` texts (the quotes that already failed). Where a repair turn points a model whose
-    quote did not support its claim: the verifier still checks whatever it writes."""
+    content words with ``claim`` (at least ``least``, and at least ``share`` of the claim's;
+    ties to the earlier), other than the ``skip`` texts (the quotes that already failed). Where
+    a repair turn points a model whose quote did not support its claim (half the claim's words),
+    and where ``verify.reanchor`` looks for the sentence that does (two thirds): the verifier
+    checks whatever is cited there like any other citation."""
     wanted = content_words(normalize(claim))
-    least = max(least, (len(wanted) + 1) // 2)  # most of the claim, not a word or two of it
+    least = max(least, math.ceil(len(wanted) * share))  # most of the claim, not a word of it
     skipped = {normalize(t) for t in skip}
     best: tuple[int, str, str] | None = None
     for sid, text in sources:
@@ -130,6 +140,38 @@ def nearest_sentence(
             if better and normalize(sentence) not in skipped:
                 best = (shared, sid, sentence)
     return None if best is None else (best[1], best[2])
+
+
+def disagreeing(
+    claims: Sequence[tuple[str, Collection[str]]], sources: Sequence[tuple[str, str]]
+) -> list[tuple[int, str, str]]:
+    """``(claim index, source id, sentence)`` for each kept claim (``(text, ids it cites)``)
+    that states a number and a sentence of a source no kept claim cites that says most of what
+    the claim says with other numbers and none of the claim's: "16 weeks" where a source says
+    "12 weeks". Sources that disagree are reported both (seed 004, rule 4); the pipeline names
+    these in its repair turn and, if still left out, in the answer. Words only: it does not
+    know that the two are about the same thing, so it names, it never drops. At most one
+    sentence per claim and source (the first)."""
+    cited = {sid for _, ids in claims for sid in ids}
+    others = [(sid, text) for sid, text in sources if sid not in cited]
+    out: list[tuple[int, str, str]] = []
+    for n, (text, _) in enumerate(claims):
+        normalized = normalize(text)
+        figures = numbers(normalized)
+        words = {w for w in content_words(normalized) if not any(ch.isdigit() for ch in w)}
+        if not figures or len(words) < 2:
+            continue
+        least = max(2, math.ceil(len(words) / 2))
+        for sid, source in others:
+            for a, b in sentence_spans(source):
+                sentence = normalize(source[a:b])
+                theirs = numbers(sentence)
+                if not theirs or theirs & figures:
+                    continue
+                if len(words & content_words(sentence)) >= least:
+                    out.append((n, sid, source[a:b].strip()))
+                    break
+    return out
 
 
 def states_no_fact(note: str, question: str) -> bool:

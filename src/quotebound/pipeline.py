@@ -25,6 +25,7 @@ from .budget import Budget
 from .cards import Card, ClaimCite, build_cards, document_of
 from .contract import build_request, repair_request
 from .coverage import (
+    disagreeing,
     mentioned_in,
     nearest_sentence,
     question_parts,
@@ -38,7 +39,7 @@ from .packing import DEFAULT_BUDGET_CHARS, Pack, chunk_key, pack
 from .providers.base import Completion, Provider, ProviderError, Request
 from .store import Store, TraceAttempt, TraceRecord, TraceSource
 from .text.normalize import scrub
-from .verify import Policy, Verdict, verify, with_kept_from
+from .verify import Policy, Verdict, reanchor, verify, with_kept_from
 
 _REPAIRABLE = frozenset({"partial", "ungrounded", "unparseable"})
 
@@ -66,6 +67,27 @@ class Abstention:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """A source the answer does not cite that gives other figures than one of its claims
+    (``coverage.disagreeing``): the reader is told to check which applies."""
+
+    claim: int  # 1-based, in the answer's claims
+    source: str  # the id it was sent under
+    label: str  # its title or document
+    updated: str | None
+    sentence: str  # as it stands in the sent text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "claim": self.claim,
+            "source": self.source,
+            "label": self.label,
+            "updated": self.updated,
+            "sentence": self.sentence,
+        }
+
+
 AnswerStatus = Literal["grounded", "partial", "abstained", "provider_error"]
 
 
@@ -88,6 +110,8 @@ class Answer:
     unaddressed: tuple[str, ...] = ()
     # The answer check's judgement of the kept claims' quotes (``AskOptions.answer_check``).
     answer_check: Judgement | None = None
+    # Sources not cited that give other figures than a kept claim, still after the repair.
+    conflicts: tuple[Conflict, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         a = self.abstention
@@ -95,6 +119,7 @@ class Answer:
             "question": self.question,
             "status": self.status,
             "unaddressed": list(self.unaddressed),
+            "conflicts": [c.to_dict() for c in self.conflicts],
             "answer_check": None if self.answer_check is None else self.answer_check.to_dict(),
             "claims": [
                 {"text": c.text, "cards": list(c.cards), "cites": [x.to_dict() for x in c.cites]}
@@ -130,6 +155,9 @@ class AskOptions:
     # Do the kept claims' verified quotes answer the question? ``check(question, evidence)``
     # (``JudgeBackend.answers``); an answer it refuses becomes an abstention. None: not run.
     answer_check: AnswerCheck | None = None
+    # Re-cite a claim whose quotes did not carry it to the sentence of the sources that does
+    # (``verify.reanchor``), before the entailment tier judges it. False: the model's own only.
+    reanchor: bool = True
 
 
 class _Clock:
@@ -194,7 +222,8 @@ def ask(
     if len(packed.working_set):
         error = _attempt(provider, request, opts, attempts, verdicts, clock, tell)
         gaps = () if error is not None else _unaddressed(question, packed, verdicts[0])
-        if error is None and (verdicts[0].status in _REPAIRABLE or gaps):
+        conflicts = [] if error is not None else _conflicts(packed, verdicts[0])
+        if error is None and (verdicts[0].status in _REPAIRABLE or gaps or conflicts):
             native = provider.capabilities.native_citations
             shown = attempts[0].output
             if native:  # its citations were blocks: show it its own words, not our JSON
@@ -203,6 +232,7 @@ def ask(
                 verdicts[0].failures
                 + _nearest_hints(verdicts[0], packed)
                 + _gap_failures(gaps, packed)
+                + [_conflict_failure(c) for c in conflicts]
             )
             sent = repair_request(request, shown, failures, native=native)
             tell("repairing", {"failures": len(failures)})
@@ -210,13 +240,18 @@ def ask(
     final = _best(verdicts)
     answer = _answer(question, packed, final, verdicts, error, provider.model)
     if answer.claims and final is not None:
-        answer = _with(answer, unaddressed=_unaddressed(question, packed, final))
+        answer = _with(
+            answer,
+            unaddressed=_unaddressed(question, packed, final),
+            conflicts=tuple(_conflicts(packed, final)),
+        )
         if opts.answer_check is not None:
             at = time.perf_counter()
             answer = _checked(answer, packed, final, opts.answer_check)
             clock.lap("answer_check_ms", at)
     counts = _counts(hits, packed, verdicts, answer)
     counts["unaddressed"] = len(answer.unaddressed)
+    counts["conflicts"] = len(answer.conflicts)
     if answer.answer_check is not None:
         counts["answer_check_refused"] = int(not answer.answer_check.supported)
     if final is not None:  # which attempt's verdict the answer shows (1-based)
@@ -267,6 +302,8 @@ def _attempt(
         verdict = verify(request.working_set, text, fmt, request.policy, opts.work)
     except (WorkLimitError, TimeLimitError) as exc:  # more than the budget: it cannot be served
         verdict = Verdict("unparseable", fmt, error=str(exc), allowed_ids=request.working_set.ids)
+    if opts.reanchor:
+        verdict = reanchor(verdict, request.working_set, request.policy)
     at = clock.lap("verify_ms", at)
     if opts.entailment is not None:
         verdict = check_entailment(verdict, request.working_set, opts.entailment)
@@ -293,6 +330,28 @@ def _unaddressed(question: str, packed: Pack, verdict: Verdict) -> tuple[str, ..
     answered = [c.text for c in verdict.kept_claims]
     answered += [x.quote for c in verdict.kept_claims for x in c.citations if x.valid and x.quote]
     return unaddressed(question, (src.text for src in packed.working_set), answered)
+
+
+def _conflicts(packed: Pack, verdict: Verdict) -> list[Conflict]:
+    """The sources sent but not cited that give other figures than a kept claim."""
+    kept = verdict.kept_claims
+    cited = [(c.text, [x.source or "" for x in c.citations if x.valid]) for c in kept]
+    found = disagreeing(cited, [(src.id, src.text) for src in packed.working_set])
+    out = []
+    for n, sid, sentence in found:
+        src = packed.working_set.get(sid)
+        if src is not None:  # (always: disagreeing returns ids of the sources it was given)
+            out.append(Conflict(n + 1, sid, src.title or document_of(src), src.updated, sentence))
+    return out
+
+
+def _conflict_failure(conflict: Conflict) -> str:
+    dated = f" (updated {conflict.updated})" if conflict.updated else ""
+    return (
+        f"claim {conflict.claim} gives other figures than {conflict.source}{dated}, which says "
+        f'"{conflict.sentence}": if both apply, report both, cite both and say which applies '
+        "when; if one replaces the other, say so only where a source says it"
+    )
 
 
 def _checked(answer: Answer, packed: Pack, final: Verdict, check: AnswerCheck) -> Answer:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar, cast
 
 from .budget import Budget, over_time
+from .coverage import nearest_sentence
 from .errors import InputError, PolicyError
 from .parsing import DEFAULT_SENTINELS, FORMATS, Parsed, ParsedCitation, ParsedClaim, parse
 from .reasons import STATUSES
@@ -43,7 +44,9 @@ from .text.words import (
     trimmed,
 )
 
-VERDICT_VERSION = 3  # 2: unrelated_evidence (a citation must bear on its claim); 3: claim_fragment
+# 2: unrelated_evidence (a citation must bear on its claim); 3: claim_fragment; 4: citations the
+# code placed (``reanchor``, ``Citation.anchored``, tier "anchor")
+VERDICT_VERSION = 4
 DEFAULT_MIN_QUOTE_WORDS = 4
 DEFAULT_MAX_QUOTE_WORDS = 40
 _T = TypeVar("_T")
@@ -136,6 +139,9 @@ class Citation:
     # The entailment tier's judgement of this citation (a Judgement's to_dict()), when it ran
     # and the citation had passed the code checks; None otherwise.
     entailment: dict[str, Any] | None = None
+    # True for a citation the code placed (``reanchor``): the sentence of the sources sent that
+    # carries the claim, where the model's own citations did not. Checked like any other.
+    anchored: bool = False
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "citation") -> Citation:
@@ -158,6 +164,7 @@ class Citation:
             None if span is None else (span[0], span[1]),
             _optional(d, "message", str, where),
             entailment,
+            _flag(d, "anchored", where),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -170,6 +177,7 @@ class Citation:
             "span": list(self.span) if self.span is not None else None,
             "message": self.message,
             "entailment": self.entailment,
+            "anchored": self.anchored,
         }
 
 
@@ -322,6 +330,13 @@ def _field(d: dict[str, Any], name: str, kind: type[_T], where: str) -> _T:
 
 def _optional(d: dict[str, Any], name: str, kind: type[_T], where: str) -> _T | None:
     return None if d.get(name) is None else _field(d, name, kind, where)
+
+
+def _flag(d: dict[str, Any], name: str, where: str) -> bool:
+    value = d.get(name, False)
+    if not isinstance(value, bool):
+        raise InputError(f"{where}: {name} must be true or false, got {value!r}")
+    return value
 
 
 def _strings(d: dict[str, Any], name: str, default: tuple[str, ...], where: str) -> tuple[str, ...]:
@@ -534,6 +549,65 @@ def with_kept_from(first: Verdict, repaired: Verdict) -> Verdict:
         return repaired
     claims = (*kept, *repaired.claims)
     return replace(repaired, claims=claims, status=verdict_status(claims))
+
+
+# A claim dropped only for these had a verbatim quote (or one in another source) that did not
+# carry it: the sentence that does may be elsewhere in the sources sent.
+_REANCHORABLE = frozenset(
+    {
+        "unrelated_evidence",
+        "number_not_in_source",
+        "identifier_not_in_source",
+        "quote_in_other_source",
+        "quote_not_found",
+    }
+)
+# How much of a claim's content words the sentence the code cites for it must hold (more than
+# the repair turn's hint asks: no model reads this sentence before it is served).
+ANCHOR_SHARE = 2 / 3
+ANCHOR_LEAST = 3  # and at least three of them: two shared words are a topic, not a statement
+
+
+def reanchor(verdict: Verdict, ws: WorkingSet, policy: Policy = DEFAULT_POLICY) -> Verdict:
+    """``verdict`` with each claim that was dropped only because its citations did not carry it
+    (a verbatim quote of the wrong sentence, a quote in another source, a number its quote
+    lacks: ``_REANCHORABLE``) checked again against the sentence of ``ws`` that holds at least
+    two thirds of its content words, and three or more (``coverage.nearest_sentence``). The
+    claim is kept, that sentence its first citation (``anchored``, the model's own after it),
+    only when it passes every check a citation the model wrote would: quote length, span,
+    numbers, identifiers, relevance, and, in the pipeline, the entailment tier after this. A
+    fragment is never re-anchored. The model chose the claim; the code only finds where the
+    sources say it."""
+    if not any(_reanchorable(c) for c in verdict.claims):
+        return verdict
+    sources = [(src.id, src.text) for src in ws.sources if src.kind != "user"]
+    claims = list(verdict.claims)
+    changed = False
+    for i, claim in enumerate(claims):
+        if not _reanchorable(claim):
+            continue
+        found = nearest_sentence(claim.text, sources, least=ANCHOR_LEAST, share=ANCHOR_SHARE)
+        if found is None:
+            continue
+        sid, sentence = found
+        cited = ParsedCitation(sid, sid, sentence.strip(), needs_quote=True)
+        checked = _check_claim(ws, i + 1, ParsedClaim(claim.text, [cited]), policy)
+        if not checked.kept:
+            continue
+        placed = replace(checked.citations[0], anchored=True)
+        claims[i] = Claim(claim.text, (placed, *claim.citations), True)
+        changed = True
+    if not changed:
+        return verdict
+    done = tuple(claims)
+    tiers = verdict.tiers if "anchor" in verdict.tiers else (*verdict.tiers, "anchor")
+    return replace(verdict, claims=done, status=verdict_status(done), tiers=tiers)
+
+
+def _reanchorable(claim: Claim) -> bool:
+    if claim.kept or claim.reason == "claim_fragment" or not claim.citations:
+        return False
+    return all(c.reason in _REANCHORABLE for c in claim.citations)
 
 
 def verdict_status(claims: tuple[Claim, ...]) -> Status:

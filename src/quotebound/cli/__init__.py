@@ -613,6 +613,12 @@ def _answer_report(answer: Answer) -> str:
             lines.append(f"{' '.join(claim.text.split())} {marks}".rstrip())
         if answer.unaddressed:
             lines.append(f"Not answered by a verified claim: {describe(answer.unaddressed)}.")
+        for c in answer.conflicts:
+            dated = f", updated {c.updated}" if c.updated else ""
+            lines.append(
+                f"Check which applies: {c.source} ({c.label}{dated}), not cited, gives other "
+                f'figures than claim {c.claim}: "{_shorten(c.sentence, 120)}"'
+            )
         lines.append("")
         for card in answer.cards:
             dated = f", updated {card.updated}" if card.updated else ""

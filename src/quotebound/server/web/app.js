@@ -163,6 +163,12 @@ function renderAnswer(a) {
       answer.append(el("p", { class: "note unaddressed" }, "Not answered by a verified claim: " +
         a.unaddressed.map((part) => "“" + part + "”").join(", ") + "."));
     }
+    for (const c of a.conflicts || []) {
+      const dated = c.updated ? ", updated " + c.updated : "";
+      answer.append(el("p", { class: "note conflict" }, "Check which applies: " + c.source +
+        " (" + c.label + dated + "), not cited, gives other figures than claim " + c.claim +
+        ": “" + c.sentence + "”"));
+    }
     const dropped = a.counts.dropped_claims || 0;
     if (a.status === "partial" && dropped) {
       answer.append(el("p", { class: "note" },
