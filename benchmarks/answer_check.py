@@ -19,6 +19,16 @@ seeded shuffle into a fit half and a held-out half:
 
     .venv/bin/python benchmarks/answer_check.py score --per-split 60
     .venv/bin/python benchmarks/answer_check.py fit
+
+The pipeline sends the check an answer's verified quotes, not the passage. ``fit-served FILE``
+fits the threshold on exactly that: FILE is ``answer_quality.py --skip 100 --answer-check
+shadow --json FILE`` (questions outside every reported sample, each served answer's P(yes)
+with its verified quotes as the evidence); the label is whether the question is answerable,
+the threshold the best balanced accuracy over the served answers, written as ``answers``.
+
+    .venv/bin/python benchmarks/answer_quality.py --providers local-1.5b --skip 100 \
+        --per-split 40 --json /tmp/fit.json
+    .venv/bin/python benchmarks/answer_check.py fit-served /tmp/fit.json
 """
 
 from __future__ import annotations
@@ -157,13 +167,53 @@ def fit(args: argparse.Namespace) -> None:
         )
 
 
+def fit_served(args: argparse.Namespace) -> None:
+    """The threshold fitted on served answers' verified quotes (see the module's notes)."""
+    if args.file is None:
+        sys.exit("fit-served needs the JSON file of an answer_quality.py --skip run")
+    data = json.loads(Path(args.file).read_text("utf-8"))
+    rows = [
+        {"answerable": r["answerable"], "p": r["shadow"]["quotes"]}
+        for tally in data.values()
+        for r in tally["rows"]
+        if r.get("shadow")
+    ]
+    reported = {item.id for item in load(REPORTED, SEED)}
+    if any(r["id"] in reported for tally in data.values() for r in tally["rows"]):
+        sys.exit("this file holds questions of a reported sample: run answer_quality.py --skip 100")
+    if not rows:
+        sys.exit("no served answer with a shadow check in this file")
+    t, bacc = best_threshold(
+        [-1.0 if r["p"] is None else r["p"] for r in rows], [int(r["answerable"]) for r in rows]
+    )
+    t = round(t, 4)
+    kept = sum(r["answerable"] and r["p"] is not None and r["p"] >= t for r in rows)
+    refused = sum(not r["answerable"] and (r["p"] is None or r["p"] < t) for r in rows)
+    yes = sum(r["answerable"] for r in rows)
+    data = json.loads(CALIBRATION.read_text("utf-8"))
+    data.setdefault("answers", {})[args.model] = {
+        "threshold": t,
+        "fitted_on": f"CLAPNQ dev, {len(rows)} served answers to questions outside "
+        "answer_quality.py's samples (--skip 100), their verified quotes as evidence, by "
+        "benchmarks/answer_check.py fit-served",
+        "fit_balanced_accuracy": round(bacc, 4),
+    }
+    CALIBRATION.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
+    print(
+        f"threshold {t}: balanced accuracy {bacc:.3f} on {len(rows)} served answers; kept "
+        f"{kept}/{yes} answers to answerable questions, refused {refused}/{len(rows) - yes} "
+        "to unanswerable ones"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("command", choices=("score", "fit"))
+    parser.add_argument("command", choices=("score", "fit", "fit-served"))
+    parser.add_argument("file", nargs="?", help="fit-served: an answer_quality.py --json file")
     parser.add_argument("--per-split", type=int, default=60)
     parser.add_argument("--model", default=JUDGE_MODEL)
     args = parser.parse_args(argv)
-    {"score": score, "fit": fit}[args.command](args)
+    {"score": score, "fit": fit, "fit-served": fit_served}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,10 @@ The answer check (``ask --answer-check``, on for the local provider) runs too un
 without it. Its threshold was fitted (``benchmarks/answer_check.py``) on CLAPNQ dev rows outside
 the first 100 per split that this script asks, so samples up to ``--per-split 100`` are held out.
     .venv/bin/python benchmarks/answer_quality.py --providers extractive --per-split 300
+
+``--skip 100 --json FILE`` asks questions no reported sample holds, with the answer check in
+shadow: ``benchmarks/answer_check.py fit-served FILE`` fits the check's threshold on what it is
+sent in ``ask`` (the served answers' verified quotes).
 """
 
 from __future__ import annotations
@@ -101,12 +105,13 @@ class Tally:
     rows: list[dict[str, Any]] = field(default_factory=list)  # one per question, for reading
 
 
-def load(per_split: int, seed: int) -> list[Item]:
+def load(per_split: int, seed: int, skip: int = 0) -> list[Item]:
+    """``per_split`` questions of each label, after the first ``skip`` of the seeded order."""
     items: list[Item] = []
     for name, answerable in (("answerable", True), ("unanswerable", False)):
         rows = [json.loads(line) for line in (DATA / f"clapnq_dev_{name}.jsonl").open()]
         random.Random(seed).shuffle(rows)  # a smaller sample is the start of a larger one
-        for row in rows[:per_split]:
+        for row in rows[skip : skip + per_split]:
             passage = row["passages"][0]
             gold = [s for out in row["output"] for s in out.get("selected_sentences", [])]
             items.append(
@@ -164,7 +169,7 @@ def score(tally: Tally, item: Item, answer: Answer, seconds: float) -> None:
             "missing": answer.abstention.missing if answer.abstention else None,
             "answer_check": answer.answer_check.to_dict() if answer.answer_check else None,
             "dropped": [  # what each attempt dropped, and why: to read the false abstentions
-                [c.text, [x.reason for x in c.citations] or [c.reason]]
+                [c.text, c.reason, [x.reason for x in c.citations]]
                 for v in answer.verdicts
                 for c in v.claims
                 if not c.kept
@@ -359,6 +364,13 @@ def report(results: dict[str, Tally], items: list[Item], tier: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--per-split", type=int, default=60)
+    parser.add_argument(
+        "--skip",
+        type=int,
+        default=0,
+        help="start after this many questions of each label (--skip 100: questions no "
+        "reported sample holds, to fit on: benchmarks/answer_check.py fit-served)",
+    )
     parser.add_argument("--providers", nargs="+", default=list(PROVIDERS), choices=PROVIDERS)
     parser.add_argument("--entailment", default="fast", help="the support tier (off: none)")
     parser.add_argument(
@@ -379,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     if not DATA.exists():
         print(f"CLAPNQ not found at {DATA}", file=sys.stderr)
         return 2
-    items = load(args.per_split, SEED)
+    items = load(args.per_split, SEED, args.skip)
     results: dict[str, Tally] = {}
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{tmp}/clapnq.db"

@@ -148,6 +148,7 @@ def test_an_answer_that_cites_both_sources_reports_both() -> None:
         "Employees get 12 weeks of paid parental leave in every country.",  # the same figure
         "Expense reports are due within 30 days of travel.",  # other figures, another topic
         "Employees get paid parental leave.",  # no figure at all
+        "Employees get 16 days of paid parental leave per child.",  # counts another thing
     ],
 )
 def test_what_does_not_disagree(other: str) -> None:
@@ -158,3 +159,31 @@ def test_what_does_not_disagree(other: str) -> None:
 def test_a_claim_without_a_figure_is_not_compared() -> None:
     claim = ("Leave is booked in the HR portal.", ["S1"])
     assert disagreeing([claim], [("S1", OLD_POLICY), ("S2", NEW_POLICY)]) == []
+
+
+@pytest.mark.parametrize(
+    ("claim", "other"),
+    [  # sentences on the same subject with other numbers that are not a disagreement
+        ("The Berlin Wall fell on 9 November 1989.", "The Berlin Wall was built in August 1961."),
+        ("The Eiffel Tower is 330 metres tall.", "The Eiffel Tower was completed in 1889."),
+        ("Python 3.12 removed the distutils module.", "Python 3.11 added the tomllib module."),
+        (  # another case of the same rule: two counts differ
+            "The hotel cap is 180 EUR per night in tier 1 cities.",
+            "The hotel cap is 150 EUR per night in tier 2 cities.",
+        ),
+    ],
+)
+def test_other_numbers_on_the_same_subject_are_not_a_disagreement(claim: str, other: str) -> None:
+    assert disagreeing([(claim, ["S1"])], [("S1", claim), ("S2", other)]) == []
+
+
+def test_each_disagreeing_sentence_is_named_once_and_at_most_three() -> None:
+    claims = [
+        ("Employees get 12 weeks of paid parental leave.", ["S1"]),
+        ("Full-time employees get 12 weeks of paid parental leave.", ["S1"]),
+    ]
+    others = [
+        (f"S{n}", f"Employees get {n + 12} weeks of paid parental leave.") for n in range(2, 7)
+    ]
+    found = disagreeing(claims, [("S1", OLD_POLICY), *others])
+    assert [(n, sid) for n, sid, _ in found] == [(0, "S2"), (0, "S3"), (0, "S4")]

@@ -528,7 +528,12 @@ def test_the_repair_points_a_claim_its_quote_did_not_carry_at_the_nearest_senten
 
 def test_a_claim_its_quote_did_not_carry_is_cited_to_the_sentence_that_does(store: Store) -> None:
     ids = _ids(store, QUESTION)
-    wrong = ("In Germany, pay is topped up to full salary for 14 weeks.", ids[LEAVE], LEAVE)
+    # Every word of it in the GERMANY sentence: with no entailment tier to judge it next
+    # (AskOptions' default), the code places a sentence only when it holds all of them.
+    text = (
+        "In Germany, the company tops up parental allowance to full salary for the first 14 weeks."
+    )
+    wrong = (text, ids[LEAVE], LEAVE)
     provider = ScriptedProvider([answer_json(wrong)])
     answer = ask(QUESTION, store, provider)
     assert len(provider.requests) == 1  # nothing to repair: the code found the sentence
@@ -623,3 +628,14 @@ def test_a_disagreement_left_out_after_the_repair_is_said_beside_the_answer(
         f"Check which applies: {ids[NEW_POLICY]} (policy-2026, updated 2026-01-05), not cited, "
         f'gives other figures than claim 1: "{NEW_POLICY}"'
     ) in _answer_report(answer)
+
+
+def test_a_conflict_in_the_repair_turn_is_numbered_as_the_other_failures(policies: Store) -> None:
+    ids = _policy_ids(policies)
+    invented = ("Employees get parental leave in every country.", "S9", OLD_POLICY)
+    old = ("Employees get 12 weeks of paid parental leave.", ids[OLD_POLICY], OLD_POLICY)
+    provider = ScriptedProvider([answer_json(invented, old), answer_json(old)])
+    ask(POLICY_QUESTION, policies, provider)
+    repair_turn = provider.requests[1].messages[-1].content
+    assert "claim 1 cites 'S9'" in repair_turn
+    assert f"claim 2 gives other figures than {ids[NEW_POLICY]}" in repair_turn

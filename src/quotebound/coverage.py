@@ -11,9 +11,10 @@ The checks the pipeline runs after verification (they never make a claim valid o
   one for the place, product or person asked about. The pipeline names these in its one repair
   turn and, if they are still left out, in the answer (``Answer.unaddressed``), worded as what
   the code knows: no *verified claim* addresses them (the sources may or may not say).
-- ``disagreeing``: a kept claim that states a number, and a sentence of a source the answer
-  does not cite that says most of the same words with other numbers (a policy of 12 weeks and
-  one of 16): sources that disagree must be reported both, with which applies when.
+- ``disagreeing``: a kept claim that counts something ("16 weeks"), and a sentence of a source
+  the answer does not cite that counts the same thing with another number and says most of the
+  claim's other words (a policy of 12 weeks and one of 16): sources that disagree must be
+  reported both, with which applies when.
 - ``states_no_fact``: whether a model's note on what is missing (the ``missing`` field of an
   abstention) states nothing but that the documents lack something: each of its content words
   is the question's or a word about documents ("the documents do not mention a pension plan"),
@@ -30,7 +31,7 @@ from collections.abc import Collection, Iterable, Sequence
 from .text.normalize import normalize
 from .text.sentences import sentence_spans
 from .text.tokens import numbers
-from .text.words import content_words
+from .text.words import content_words, stem
 
 _QUESTION_WORDS = (
     "how|what|when|where|who|whom|whose|which|why|is|are|was|were|do|does|did|can|could|may|"
@@ -115,6 +116,32 @@ def mentioned_in(item: str, sources: Sequence[tuple[str, str]]) -> list[str]:
     return [sid for sid, n in shared.items() if n and n == best]
 
 
+def nearest_sentences(
+    claim: str,
+    sources: Sequence[tuple[str, str]],
+    skip: Iterable[str] = (),
+    least: int = 2,
+    share: float = 0.5,
+) -> list[tuple[str, str]]:
+    """``(source id, sentence)`` pairs: the sentences of the ``(id, text)`` sources sharing at
+    least ``least`` content words with ``claim``, and at least ``share`` of the claim's, most
+    shared first (ties: in the sources' order), other than the ``skip`` texts (the quotes that
+    already failed). Where a repair turn points a model whose quote did not support its claim
+    (half the claim's words), and where ``verify.reanchor`` looks for the sentence that does
+    (two thirds): the verifier checks whatever is cited there like any other citation."""
+    wanted = content_words(normalize(claim))
+    least = max(least, math.ceil(len(wanted) * share))  # most of the claim, not a word of it
+    skipped = {normalize(t).strip() for t in skip}
+    found: list[tuple[int, int, str, str]] = []
+    for sid, text in sources:
+        for a, b in sentence_spans(text):
+            sentence = text[a:b]
+            shared = len(wanted & content_words(normalize(sentence)))
+            if shared >= least and normalize(sentence).strip() not in skipped:
+                found.append((-shared, len(found), sid, sentence))
+    return [(sid, sentence) for _, _, sid, sentence in sorted(found)]
+
+
 def nearest_sentence(
     claim: str,
     sources: Sequence[tuple[str, str]],
@@ -122,54 +149,68 @@ def nearest_sentence(
     least: int = 2,
     share: float = 0.5,
 ) -> tuple[str, str] | None:
-    """``(source id, sentence)``: the sentence of the ``(id, text)`` sources sharing the most
-    content words with ``claim`` (at least ``least``, and at least ``share`` of the claim's;
-    ties to the earlier), other than the ``skip`` texts (the quotes that already failed). Where
-    a repair turn points a model whose quote did not support its claim (half the claim's words),
-    and where ``verify.reanchor`` looks for the sentence that does (two thirds): the verifier
-    checks whatever is cited there like any other citation."""
-    wanted = content_words(normalize(claim))
-    least = max(least, math.ceil(len(wanted) * share))  # most of the claim, not a word of it
-    skipped = {normalize(t) for t in skip}
-    best: tuple[int, str, str] | None = None
-    for sid, text in sources:
-        for a, b in sentence_spans(text):
-            sentence = text[a:b]
-            shared = len(wanted & content_words(normalize(sentence)))
-            better = shared >= least and (best is None or shared > best[0])
-            if better and normalize(sentence) not in skipped:
-                best = (shared, sid, sentence)
-    return None if best is None else (best[1], best[2])
+    """The first of ``nearest_sentences`` (None when there is none)."""
+    ranked = nearest_sentences(claim, sources, skip, least, share)
+    return ranked[0] if ranked else None
+
+
+_FIGURE = re.compile(r"(\d[\d.,]*)\s*%?\s*([^\W\d_]+)?")
+DISAGREEMENTS_SHOWN = 3  # the most a repair turn or an answer names
+# Words after a number that say nothing of what it counts ("16 of them", "in 2024 and").
+_NOT_UNITS = frozenset("a an and or of in on at to the for by with per is are was".split())
+
+
+def _figures(normalized: str) -> dict[str, set[str]]:
+    """Each word that follows a number (its unit: weeks, EUR, days), with the numbers it
+    follows: ``16 weeks`` -> ``{"week": {"16"}}`` (light stems, canonical numbers)."""
+    out: dict[str, set[str]] = {}
+    for m in _FIGURE.finditer(normalized):
+        unit = m.group(2)
+        values = numbers(m.group(1))
+        if unit and values and unit not in _NOT_UNITS:
+            out.setdefault(stem(unit), set()).update(values)
+    return out
 
 
 def disagreeing(
     claims: Sequence[tuple[str, Collection[str]]], sources: Sequence[tuple[str, str]]
 ) -> list[tuple[int, str, str]]:
-    """``(claim index, source id, sentence)`` for each kept claim (``(text, ids it cites)``)
-    that states a number and a sentence of a source no kept claim cites that says most of what
-    the claim says with other numbers and none of the claim's: "16 weeks" where a source says
-    "12 weeks". Sources that disagree are reported both (seed 004, rule 4); the pipeline names
-    these in its repair turn and, if still left out, in the answer. Words only: it does not
-    know that the two are about the same thing, so it names, it never drops. At most one
-    sentence per claim and source (the first)."""
+    """``(claim index, source id, sentence)``: for kept claims (``(text, ids it cites)``) that
+    count something ("16 weeks"), a sentence of a source no kept claim cites that counts the
+    same thing with another number ("12 weeks") and says most of what the claim says (two
+    thirds of its other content words, three at least) without any of the claim's numbers, and
+    with that one count differing (two differing counts, "150 EUR ... tier 2 cities" beside
+    "180 EUR ... tier 1 cities", are another case of the same rule).
+    Sources that disagree are reported both (the contract's rule 5); the pipeline names these
+    in its repair turn and, if still left out, beside the answer. Words only: it does not know
+    that the two are about the same thing, so it names and never drops. Each sentence once,
+    at most ``DISAGREEMENTS_SHOWN``."""
     cited = {sid for _, ids in claims for sid in ids}
     others = [(sid, text) for sid, text in sources if sid not in cited]
     out: list[tuple[int, str, str]] = []
+    named: set[str] = set()
     for n, (text, _) in enumerate(claims):
         normalized = normalize(text)
+        counted = _figures(normalized)
         figures = numbers(normalized)
         words = {w for w in content_words(normalized) if not any(ch.isdigit() for ch in w)}
-        if not figures or len(words) < 2:
+        if not counted:
             continue
-        least = max(2, math.ceil(len(words) / 2))
+        least = max(3, math.ceil(len(words) * 2 / 3))
         for sid, source in others:
             for a, b in sentence_spans(source):
                 sentence = normalize(source[a:b])
-                theirs = numbers(sentence)
-                if not theirs or theirs & figures:
+                if numbers(sentence) & figures or sentence in named:
                     continue
-                if len(words & content_words(sentence)) >= least:
+                theirs = _figures(sentence)
+                # one count that differs is a disagreement; two ("180 EUR ... tier 1 cities"
+                # beside "150 EUR ... tier 2 cities") are another case of the same rule
+                differ = sum(counted[u] != theirs[u] for u in counted.keys() & theirs.keys())
+                if differ == 1 and len(words & content_words(sentence)) >= least:
                     out.append((n, sid, source[a:b].strip()))
+                    named.add(sentence)
+                    if len(out) == DISAGREEMENTS_SHOWN:
+                        return out
                     break
     return out
 

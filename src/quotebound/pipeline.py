@@ -39,7 +39,7 @@ from .packing import DEFAULT_BUDGET_CHARS, Pack, chunk_key, pack
 from .providers.base import Completion, Provider, ProviderError, Request
 from .store import Store, TraceAttempt, TraceRecord, TraceSource
 from .text.normalize import scrub
-from .verify import Policy, Verdict, reanchor, verify, with_kept_from
+from .verify import ANCHOR_SHARE, Policy, Verdict, reanchor, verify, with_kept_from
 
 _REPAIRABLE = frozenset({"partial", "ungrounded", "unparseable"})
 
@@ -232,7 +232,7 @@ def ask(
                 verdicts[0].failures
                 + _nearest_hints(verdicts[0], packed)
                 + _gap_failures(gaps, packed)
-                + [_conflict_failure(c) for c in conflicts]
+                + [_conflict_failure(c, verdicts[0]) for c in conflicts]
             )
             sent = repair_request(request, shown, failures, native=native)
             tell("repairing", {"failures": len(failures)})
@@ -302,8 +302,9 @@ def _attempt(
         verdict = verify(request.working_set, text, fmt, request.policy, opts.work)
     except (WorkLimitError, TimeLimitError) as exc:  # more than the budget: it cannot be served
         verdict = Verdict("unparseable", fmt, error=str(exc), allowed_ids=request.working_set.ids)
-    if opts.reanchor:
-        verdict = reanchor(verdict, request.working_set, request.policy)
+    if opts.reanchor:  # all of a claim's words when no entailment tier will judge it next
+        share = ANCHOR_SHARE if opts.entailment is not None else 1.0
+        verdict = reanchor(verdict, request.working_set, request.policy, share)
     at = clock.lap("verify_ms", at)
     if opts.entailment is not None:
         verdict = check_entailment(verdict, request.working_set, opts.entailment)
@@ -333,22 +334,29 @@ def _unaddressed(question: str, packed: Pack, verdict: Verdict) -> tuple[str, ..
 
 
 def _conflicts(packed: Pack, verdict: Verdict) -> list[Conflict]:
-    """The sources sent but not cited that give other figures than a kept claim."""
+    """The sources sent, of documents no kept claim cites, that give other figures than a kept
+    claim (``coverage.disagreeing``); ``Conflict.claim`` numbers the kept claims, as served."""
+    ws = packed.working_set
     kept = verdict.kept_claims
     cited = [(c.text, [x.source or "" for x in c.citations if x.valid]) for c in kept]
-    found = disagreeing(cited, [(src.id, src.text) for src in packed.working_set])
+    documents = {document_of(src) for _, ids in cited for sid in ids if (src := ws.get(sid))}
+    others = [(src.id, src.text) for src in ws if document_of(src) not in documents]
     out = []
-    for n, sid, sentence in found:
-        src = packed.working_set.get(sid)
+    for n, sid, sentence in disagreeing(cited, others):
+        src = ws.get(sid)
         if src is not None:  # (always: disagreeing returns ids of the sources it was given)
             out.append(Conflict(n + 1, sid, src.title or document_of(src), src.updated, sentence))
     return out
 
 
-def _conflict_failure(conflict: Conflict) -> str:
+def _conflict_failure(conflict: Conflict, verdict: Verdict) -> str:
+    """The repair turn's sentence for ``conflict``, the claim numbered as in ``verdict`` (all
+    its claims, as the other failures number them)."""
+    kept = [n for n, c in enumerate(verdict.claims, 1) if c.kept]
+    number = kept[conflict.claim - 1]
     dated = f" (updated {conflict.updated})" if conflict.updated else ""
     return (
-        f"claim {conflict.claim} gives other figures than {conflict.source}{dated}, which says "
+        f"claim {number} gives other figures than {conflict.source}{dated}, which says "
         f'"{conflict.sentence}": if both apply, report both, cite both and say which applies '
         "when; if one replaces the other, say so only where a source says it"
     )
@@ -540,13 +548,17 @@ def _counts(
 ) -> dict[str, int]:
     first = verdicts[0].counts() if verdicts else {}
     final = verdicts[-1].counts() if verdicts else {}
+    # The first pass is the model's: the citations the code placed are counted apart.
+    placed = [c for v in verdicts[:1] for k in v.claims for c in k.citations if c.anchored]
     return {
         "retrieved": len(hits),
         "packed": len(packed.working_set),
         "attempts": len(verdicts),
         "repaired": int(answer.repaired),
-        "first_pass_citations": first.get("citations", 0),
-        "first_pass_valid_citations": first.get("valid_citations", 0),
+        "first_pass_citations": first.get("citations", 0) - len(placed),
+        "first_pass_valid_citations": first.get("valid_citations", 0)
+        - sum(c.valid for c in placed),
+        "anchored": sum(c.anchored for v in verdicts for k in v.claims for c in k.citations),
         "final_claims": final.get("claims", 0),
         "kept_claims": len(answer.claims),
         "dropped_claims": final.get("dropped", 0),

@@ -101,6 +101,7 @@ def claims_view(trace: TraceRecord) -> list[dict[str, Any]]:
                     "reason": c.reason,
                     "span": None if c.span is None else list(c.span),
                     "quote": c.quote,
+                    "anchored": c.anchored,
                 }
                 for c in claim.citations
             ],

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar, cast
 
 from .budget import Budget, over_time
-from .coverage import nearest_sentence
+from .coverage import nearest_sentences
 from .errors import InputError, PolicyError
 from .parsing import DEFAULT_SENTINELS, FORMATS, Parsed, ParsedCitation, ParsedClaim, parse
 from .reasons import STATUSES
@@ -239,7 +239,8 @@ class Verdict:
         for claim in self.claims:
             if claim.kept:
                 continue
-            named = [c.message for c in claim.citations if c.message]
+            # (a citation the code placed is not the model's to mend: its own are named)
+            named = [c.message for c in claim.citations if c.message and not c.anchored]
             if claim.reason == "claim_fragment" and claim.message:
                 out.append(claim.message)  # the claim must change whatever its citations
                 out.extend(named)
@@ -548,36 +549,44 @@ def with_kept_from(first: Verdict, repaired: Verdict) -> Verdict:
     if not kept:
         return repaired
     claims = (*kept, *repaired.claims)
-    return replace(repaired, claims=claims, status=verdict_status(claims))
+    tiers = (*repaired.tiers, *(t for t in first.tiers if t not in repaired.tiers))
+    return replace(repaired, claims=claims, status=verdict_status(claims), tiers=tiers)
 
 
 # A claim dropped only for these had a verbatim quote (or one in another source) that did not
-# carry it: the sentence that does may be elsewhere in the sources sent.
+# carry it: the sentence that does may be elsewhere in the sources sent. (A quote the model
+# made up, ``quote_not_found``, is not among them: that is the repair turn's to name.)
 _REANCHORABLE = frozenset(
     {
         "unrelated_evidence",
         "number_not_in_source",
         "identifier_not_in_source",
         "quote_in_other_source",
-        "quote_not_found",
     }
 )
-# How much of a claim's content words the sentence the code cites for it must hold (more than
-# the repair turn's hint asks: no model reads this sentence before it is served).
+# How much of a claim's content words the sentence the code cites for it must hold: two thirds
+# (three at least) when an entailment tier judges it next, as ``ask`` runs by default; all of
+# them when nothing will (``share=1.0``).
 ANCHOR_SHARE = 2 / 3
-ANCHOR_LEAST = 3  # and at least three of them: two shared words are a topic, not a statement
+ANCHOR_LEAST = 3  # two shared words are a topic, not a statement
+ANCHOR_CANDIDATES = 3  # the nearest sentences tried, most shared words first
+_NEGATION = frozenset("not no never none nor neither cannot without".split())
 
 
-def reanchor(verdict: Verdict, ws: WorkingSet, policy: Policy = DEFAULT_POLICY) -> Verdict:
+def reanchor(
+    verdict: Verdict, ws: WorkingSet, policy: Policy = DEFAULT_POLICY, share: float = ANCHOR_SHARE
+) -> Verdict:
     """``verdict`` with each claim that was dropped only because its citations did not carry it
-    (a verbatim quote of the wrong sentence, a quote in another source, a number its quote
-    lacks: ``_REANCHORABLE``) checked again against the sentence of ``ws`` that holds at least
-    two thirds of its content words, and three or more (``coverage.nearest_sentence``). The
-    claim is kept, that sentence its first citation (``anchored``, the model's own after it),
-    only when it passes every check a citation the model wrote would: quote length, span,
-    numbers, identifiers, relevance, and, in the pipeline, the entailment tier after this. A
-    fragment is never re-anchored. The model chose the claim; the code only finds where the
-    sources say it."""
+    (a verbatim quote of the wrong sentence or of another source, a number its quote lacks:
+    ``_REANCHORABLE``) checked again against the sentences of ``ws`` nearest to it: those
+    holding at least ``share`` of its content words (three at least), with a "not" where the
+    claim has one and none where it has none, the model's failed quotes skipped, the nearest
+    ``ANCHOR_CANDIDATES`` tried in turn (``coverage.nearest_sentences``); never the user's own
+    message. The claim is kept, that sentence its first citation (``anchored``, the model's
+    own after it), only when it passes every check a citation the model wrote would: quote
+    length, span, numbers, identifiers, relevance, and, in the pipeline, the entailment tier
+    after this. A fragment is never re-anchored. The model chose the claim; the code only finds
+    where the sources say it."""
     if not any(_reanchorable(c) for c in verdict.claims):
         return verdict
     sources = [(src.id, src.text) for src in ws.sources if src.kind != "user"]
@@ -586,22 +595,29 @@ def reanchor(verdict: Verdict, ws: WorkingSet, policy: Policy = DEFAULT_POLICY) 
     for i, claim in enumerate(claims):
         if not _reanchorable(claim):
             continue
-        found = nearest_sentence(claim.text, sources, least=ANCHOR_LEAST, share=ANCHOR_SHARE)
-        if found is None:
-            continue
-        sid, sentence = found
-        cited = ParsedCitation(sid, sid, sentence.strip(), needs_quote=True)
-        checked = _check_claim(ws, i + 1, ParsedClaim(claim.text, [cited]), policy)
-        if not checked.kept:
-            continue
-        placed = replace(checked.citations[0], anchored=True)
-        claims[i] = Claim(claim.text, (placed, *claim.citations), True)
-        changed = True
+        negated = _negated(claim.text)
+        failed = [c.quote for c in claim.citations if c.quote]
+        ranked = nearest_sentences(claim.text, sources, failed, ANCHOR_LEAST, share)
+        for sid, sentence in ranked[:ANCHOR_CANDIDATES]:
+            if _negated(sentence) != negated:
+                continue
+            cited = ParsedCitation(sid, sid, sentence.strip(), needs_quote=True)
+            checked = _check_claim(ws, i + 1, ParsedClaim(claim.text, [cited]), policy)
+            if checked.kept:
+                placed = replace(checked.citations[0], anchored=True)
+                claims[i] = Claim(claim.text, (placed, *claim.citations), True)
+                changed = True
+                break
     if not changed:
         return verdict
     done = tuple(claims)
     tiers = verdict.tiers if "anchor" in verdict.tiers else (*verdict.tiers, "anchor")
     return replace(verdict, claims=done, status=verdict_status(done), tiers=tiers)
+
+
+def _negated(text: str) -> bool:
+    words = normalize(text).replace("n't", " not").split()
+    return any(w.strip(_EDGE_PUNCTUATION) in _NEGATION for w in words)
 
 
 def _reanchorable(claim: Claim) -> bool:

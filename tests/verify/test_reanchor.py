@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from quotebound import Policy, Source, Verdict, WorkingSet
+from quotebound.coverage import nearest_sentences
 from quotebound.verify import reanchor
 
 from .verifykit import WS, answer, assert_spans, check, cit, claim
@@ -86,5 +87,46 @@ def test_the_placed_sentence_meets_the_policy() -> None:
 
 def test_the_users_own_message_is_never_the_placed_evidence() -> None:
     ws = WorkingSet([Source("S1", LEAVE + "."), Source("S2", GERMANY, kind="user")])
-    verdict = check(answer(claim(GERMANY, cit("S1", LEAVE))), ws)
+    allowed = Policy(user_is_evidence=True)  # even where the policy lets a claim cite it
+    verdict = check(answer(claim(GERMANY, cit("S1", LEAVE))), ws, policy=allowed)
+    assert not reanchor(verdict, ws, allowed).claims[0].kept
+    document = WorkingSet([Source("S1", LEAVE + "."), Source("S2", GERMANY)])
+    assert reanchor(verdict, document, allowed).claims[0].kept  # the same sentence, not the user's
+
+
+def test_a_made_up_quote_is_not_reanchored() -> None:
+    text = "Contractors are not eligible for company-paid parental leave."
+    verdict = check(answer(claim(text, cit("S3", "Contractors may never get parental leave"))))
+    assert verdict.claims[0].citations[0].reason == "quote_not_found"
+    assert reanchor(verdict, WS) == verdict  # the repair turn names it; the code does not hide it
+
+
+def test_a_claim_is_never_placed_on_a_sentence_that_negates_it() -> None:
+    ws = WorkingSet(
+        [
+            Source("S1", "Refunds for cancelled orders are issued within 5 business days."),
+            Source("S2", "Contractors are not eligible for company-paid parental leave."),
+        ]
+    )
+    text = "Contractors are eligible for company-paid parental leave."
+    verdict = check(answer(claim(text, cit("S1", "Refunds for cancelled orders are issued"))), ws)
+    assert verdict.claims[0].citations[0].reason == "unrelated_evidence"
     assert not reanchor(verdict, ws).claims[0].kept
+
+
+def test_the_next_nearest_sentence_is_tried_when_the_nearest_fails() -> None:
+    near = "In Germany, pay is topped up to full salary for the first weeks of leave."
+    right = "In Germany pay is topped up for 14 weeks to full salary."
+    ws = WorkingSet([Source("S1", LEAVE + ". " + near), Source("S2", right)])
+    ranked = nearest_sentences(GERMANY, [(s.id, s.text) for s in ws], least=3, share=2 / 3)
+    assert [sentence for _, sentence in ranked[:2]] == [near, right]
+    verdict = check(answer(claim(GERMANY, cit("S1", LEAVE))), ws)
+    out = reanchor(verdict, ws)  # the nearest lacks 14; the next one has it
+    assert out.claims[0].kept and out.claims[0].citations[0].quote == right
+
+
+def test_with_nothing_to_judge_it_next_every_word_must_be_there() -> None:
+    text = "In Germany, pay is topped up to full salary for the first 14 weeks by the state."
+    verdict = check(answer(claim(text, cit("S1", LEAVE))))
+    assert reanchor(verdict, WS).claims[0].kept  # two thirds of its words, the rest judged next
+    assert not reanchor(verdict, WS, share=1.0).claims[0].kept  # "state" is in no sentence

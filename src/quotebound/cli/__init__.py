@@ -95,6 +95,8 @@ def _report(verdict: Verdict) -> str:
             state = "ok" if c.valid else f"{c.reason} ({c.message})"
             if c.valid and c.entailment:  # what the entailment tier said, and how sure
                 state += f" ({c.entailment['label']} {c.entailment['score']:.2f})"
+            if c.anchored:
+                state += " (placed by the code: the sentence that carries the claim)"
             lines.append(f"       - {c.source or c.ref}{where}{quote}: {state}")
     return "\n".join(lines)
 
