@@ -24,7 +24,7 @@ from quotebound.providers.extractive import ExtractiveProvider
 from quotebound.providers.scripted import ScriptedProvider
 from quotebound.server import ServerConfig, create_app
 from quotebound.store import open_store
-from serverkit import LEAVE, MERGER, call, doc, fill
+from serverkit import GERMANY, LEAVE, MERGER, call, doc, fill
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -396,13 +396,42 @@ def test_stream_sends_claims_only_after_verification(tmp_path: Path) -> None:
         "generating",
         "verified",
     ]
+    # The first attempt's verified claim is sent as it passes, before the repair turn runs
     first_claim = kinds.index("claim")
-    assert first_claim > max(i for i, (k, d) in enumerate(seq) if d.get("stage") == "verified")
+    verified_at = [i for i, (k, d) in enumerate(seq) if d.get("stage") == "verified"]
+    repairing_at = next(i for i, (k, d) in enumerate(seq) if d.get("stage") == "repairing")
+    assert verified_at[0] < first_claim < repairing_at
     claims = [d for k, d in seq if k == "claim"]
     final = seq[-1][1]
     assert [c["text"] for c in claims] == [c["text"] for c in final["claims"]] == [good[0]]
-    assert all(c["verified"] and c["trace_id"] == final["trace_id"] for c in claims)
+    assert [c["index"] for c in claims] == [0]  # once, not again with the answer
+    assert claims[0]["verified"] and claims[0]["trace_id"] is None  # the trace comes after
+    assert (
+        claims[0]["cards"] == [final["cards"][0]]
+        and claims[0]["cites"] == final["claims"][0]["cites"]
+    )
     assert final["status"] == "partial" and final["counts"]["dropped_claims"] == 1
+
+
+def test_stream_sends_the_repaired_claims_after_the_early_ones(tmp_path: Path) -> None:
+    good = ("Employees get 16 weeks of paid parental leave.", "S1", LEAVE)
+    bad = ("Germany tops up to full salary for 20 weeks.", "S1", "tops up to full salary for 20")
+    fixed = (GERMANY, "S1", GERMANY)  # S1 or not: a quote found in another source is re-anchored
+    env = scripted_env(tmp_path, [answer_json(good, bad), answer_json(fixed)])
+    r = env.call(
+        "POST",
+        "/v1/ask",
+        env.alice,
+        json={"question": "parental leave weeks Germany", "stream": True},
+    )
+    seq = events(r.text)
+    claims = [d for k, d in seq if k == "claim"]
+    final = seq[-1][1]
+    assert [c["text"] for c in final["claims"]] == [good[0], fixed[0]]
+    assert [(c["index"], c["text"]) for c in claims] == [(0, good[0]), (1, fixed[0])]
+    assert [c["trace_id"] for c in claims] == [None, final["trace_id"]]
+    stages = [d.get("stage") for k, d in seq]
+    assert stages.index("repairing") < [k for k, _ in seq].index("claim", stages.index("repairing"))
 
 
 def test_stream_of_an_unreadable_answer_sends_no_claim(tmp_path: Path) -> None:

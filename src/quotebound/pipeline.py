@@ -50,6 +50,13 @@ class AnswerClaim:
     cards: tuple[int, ...]  # card numbers, in order of citation
     cites: tuple[ClaimCite, ...] = ()  # each valid citation: card, source id, span
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "cards": list(self.cards),
+            "cites": [x.to_dict() for x in self.cites],
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class Abstention:
@@ -121,10 +128,7 @@ class Answer:
             "unaddressed": list(self.unaddressed),
             "conflicts": [c.to_dict() for c in self.conflicts],
             "answer_check": None if self.answer_check is None else self.answer_check.to_dict(),
-            "claims": [
-                {"text": c.text, "cards": list(c.cards), "cites": [x.to_dict() for x in c.cites]}
-                for c in self.claims
-            ],
+            "claims": [c.to_dict() for c in self.claims],
             "cards": [c.to_dict() for c in self.cards],
             "abstention": None if a is None else a.to_dict(),
             "trace_id": self.trace_id,
@@ -188,7 +192,11 @@ def ask(
     """Answer ``question`` from the store's documents, every claim verified, and trace it.
 
     ``progress(stage, data)`` is told each stage as it happens (``retrieved``, ``generating``,
-    ``verified``, ``repairing``); it never sees a claim, so nothing unverified can be shown.
+    ``verified``, ``claims``, ``repairing``). It sees a claim only in ``claims``: before a
+    repair turn, the first attempt's kept claims (``{"claims": [...], "cards": [...]}``, as
+    ``Answer.to_dict`` has them),
+    verified and certain to be served as the answer's first claims (not told when an answer
+    check will judge the answer); nothing unverified can be shown.
     """
     opts = options or AskOptions()
     tell = progress or _silent
@@ -235,6 +243,12 @@ def ask(
                 + [_conflict_failure(c, verdicts[0]) for c in conflicts]
             )
             sent = repair_request(request, shown, failures, native=native)
+            if verdicts[0].kept_claims and opts.answer_check is None:
+                # Verified and certain to be served (a repair never costs a kept claim, and
+                # they lead the answer): shown while the repair runs.
+                early, cards = _served(verdicts[0], packed)
+                claims_seen = [c.to_dict() for c in early]
+                tell("claims", {"claims": claims_seen, "cards": [c.to_dict() for c in cards]})
             tell("repairing", {"failures": len(failures)})
             error = _attempt(provider, sent, opts, attempts, verdicts, clock, tell)
     final = _best(verdicts)
@@ -453,6 +467,16 @@ def _best(verdicts: list[Verdict]) -> Verdict | None:
     return with_kept_from(verdicts[0], best)
 
 
+def _served(verdict: Verdict, packed: Pack) -> tuple[tuple[AnswerClaim, ...], list[Card]]:
+    """The kept claims of ``verdict`` as the answer serves them, and their cards."""
+    cards, per_claim = build_cards(verdict, packed.working_set)
+    claims = tuple(
+        AnswerClaim(c.text, tuple(dict.fromkeys(x.card for x in cites)), cites)
+        for c, cites in zip(verdict.kept_claims, per_claim, strict=True)
+    )
+    return claims, cards
+
+
 def _answer(
     question: str,
     packed: Pack,
@@ -463,11 +487,7 @@ def _answer(
 ) -> Answer:
     repaired = len(verdicts) > 1
     if final is not None and final.kept_claims:
-        cards, per_claim = build_cards(final, packed.working_set)
-        claims = tuple(
-            AnswerClaim(c.text, tuple(dict.fromkeys(x.card for x in cites)), cites)
-            for c, cites in zip(final.kept_claims, per_claim, strict=True)
-        )
+        claims, cards = _served(final, packed)
         status: AnswerStatus = "grounded" if final.status == "grounded" else "partial"
         return Answer(
             question,

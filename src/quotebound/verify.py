@@ -540,15 +540,15 @@ def _says_one_of(text: str, tokens: list[str]) -> bool:
 
 
 def with_kept_from(first: Verdict, repaired: Verdict) -> Verdict:
-    """``repaired`` with the claims ``first`` kept and ``repaired`` does not have (by
-    normalised text) put back before its own, in their order: what an answer serves after a
-    repair turn. Each claim was verified on its own against the same working set, so what
-    either attempt kept stands."""
-    said = {normalize(c.text) for c in repaired.kept_claims}
-    kept = tuple(c for c in first.kept_claims if normalize(c.text) not in said)
-    if not kept:
+    """``repaired`` with every claim ``first`` kept put before its own, in their order, and
+    its own claims that restate one of them (by normalised text) left out: what an answer
+    serves after a repair turn. Each claim was verified on its own against the same working
+    set, so what either attempt kept stands; and what the first attempt kept leads, so that
+    the claims streamed before the repair (``ask``'s ``claims`` stage) are the answer's first."""
+    if not first.kept_claims:
         return repaired
-    claims = (*kept, *repaired.claims)
+    said = {normalize(c.text) for c in first.kept_claims}
+    claims = (*first.kept_claims, *(c for c in repaired.claims if normalize(c.text) not in said))
     tiers = (*repaired.tiers, *(t for t in first.tiers if t not in repaired.tiers))
     return replace(repaired, claims=claims, status=verdict_status(claims), tiers=tiers)
 
@@ -596,9 +596,11 @@ def reanchor(
         if not _reanchorable(claim):
             continue
         negated = _negated(claim.text)
-        failed = [c.quote for c in claim.citations if c.quote]
-        ranked = nearest_sentences(claim.text, sources, failed, ANCHOR_LEAST, share)
-        for sid, sentence in ranked[:ANCHOR_CANDIDATES]:
+        # what the model cited and failed (a quote right but in another source is not)
+        failed = {(c.source, normalize(c.quote).strip()) for c in claim.citations if c.quote}
+        ranked = nearest_sentences(claim.text, sources, (), ANCHOR_LEAST, share)
+        tried = [(i, s) for i, s in ranked if (i, normalize(s).strip()) not in failed]
+        for sid, sentence in tried[:ANCHOR_CANDIDATES]:
             if _negated(sentence) != negated:
                 continue
             cited = ParsedCitation(sid, sid, sentence.strip(), needs_quote=True)

@@ -5,7 +5,10 @@ Invariants:
   its own, checked out only for the answer (the caller's key check gave its own back at once).
 - A stream sends ``progress`` events, then one ``claim`` per claim of the final answer (each
   only after it passed verification), then ``answer`` (the same JSON as without streaming), or
-  ``error`` instead of ``answer``: a draft is never shown as verified.
+  ``error`` instead of ``answer``: a draft is never shown as verified. When the answer takes a
+  repair turn, the first attempt's kept claims are sent as soon as they pass, before the
+  repair (they lead the final answer, with ``trace_id`` null until the ``answer`` event); the
+  rest follow with the answer; each claim is sent once.
 - A streamed answer starts at once and runs to its end whether or not the client reads: it
   always writes its trace and gives its place back, even when the client goes away.
 """
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import nullcontext, suppress
 from typing import Any
 
@@ -74,7 +77,10 @@ def _answer_into(state: ServerState, body: AskIn, key: ApiKey, put: _Put) -> Non
     """Answer in the ask pool, putting progress, then the answer or an error, then None."""
 
     def progress(stage: str, data: dict[str, Any]) -> None:
-        put(("progress", {"stage": stage, **data}))
+        if stage == "claims":  # verified, and certain to lead the answer: sent as they pass
+            put(("claims", data))
+        else:
+            put(("progress", {"stage": stage, **data}))
 
     try:
         put(("answer", run_ask(state, body, key, progress)))
@@ -87,11 +93,18 @@ def _answer_into(state: ServerState, body: AskIn, key: ApiKey, put: _Put) -> Non
 
 async def _stream(events: asyncio.Queue[_Event]) -> AsyncIterator[str]:
     yield _sse("progress", {"stage": "searching"})
+    sent = 0  # claims already streamed: the answer's first ones
     while (item := await events.get()) is not None:
         kind, payload = item
-        if kind == "answer":
-            for event in _claim_events(payload):
-                yield event
+        if kind == "claims":
+            numbered = {c["number"]: c for c in payload["cards"]}
+            for claim in payload["claims"]:
+                yield _claim_event(sent, claim, [numbered[n] for n in claim["cards"]], None)
+                sent += 1
+        elif kind == "answer":
+            for index, claim in enumerate(payload.claims[sent:], sent):
+                cards = [c.to_dict() for c in payload.cards if c.number in claim.cards]
+                yield _claim_event(index, claim.to_dict(), cards, payload.trace_id)
             yield _sse("answer", payload.to_dict())
         else:
             yield _sse(kind, payload)
@@ -101,17 +114,19 @@ def _sse(event: str, data: dict[str, Any]) -> str:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def _claim_events(answer: Answer) -> Iterator[str]:
-    for index, claim in enumerate(answer.claims):
-        cards = [c.to_dict() for c in answer.cards if c.number in claim.cards]
-        yield _sse(
-            "claim",
-            {
-                "index": index,
-                "text": claim.text,
-                "cards": cards,
-                "cites": [x.to_dict() for x in claim.cites],
-                "verified": True,
-                "trace_id": answer.trace_id,
-            },
-        )
+def _claim_event(
+    index: int, claim: dict[str, Any], cards: list[dict[str, Any]], trace_id: str | None
+) -> str:
+    """One verified claim: ``trace_id`` is None for one streamed before the repair turn (the
+    trace is written with the answer, which follows)."""
+    return _sse(
+        "claim",
+        {
+            "index": index,
+            "text": claim["text"],
+            "cards": cards,
+            "cites": claim["cites"],
+            "verified": True,
+            "trace_id": trace_id,
+        },
+    )

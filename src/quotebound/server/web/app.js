@@ -131,6 +131,8 @@ function chip(card, traceId, cite) {
   return el("button", {
     type: "button",
     class: "chip",
+    // a claim streamed before its trace is written opens once the answer arrives
+    disabled: !traceId,
     title: card.label,
     "aria-label": "Source " + card.number + ": " + card.label,
     "data-card": card.number,
