@@ -371,3 +371,70 @@ def test_check_support_judges_on_the_provider_given(capsys: pytest.CaptureFixtur
     assert code == 2 and "--model" in err
     code, _, err = run(["check-support", "a b", "--quote", "c d", "--nli-model", "/x"], capsys)
     assert code == 2 and "--nli-model needs --backend nli" in err
+
+
+def test_the_tier_run_again_judges_only_what_is_new() -> None:
+    raw = answer(("Employees get 16 weeks of paid parental leave.", [("S1", LEAVE)]))
+    backend = Table({("Employees get 16 weeks of paid parental leave.", LEAVE): "supported"})
+    once = check_entailment(verify(WS, raw), WS, backend)
+    backend.asked.clear()
+    twice = check_entailment(once, WS, backend)
+    assert backend.asked == [] and twice == once
+    assert twice.tiers == ("code", "entailment:table")  # listed once
+
+
+CLAIM = "In Germany, the company tops up parental allowance to full salary for 14 weeks."
+
+
+def _second_chance(label: str) -> tuple[Any, Table]:
+    """A claim whose verbatim quote the tier finds does not say it, then the code's sentence."""
+    from quotebound.verify import AFTER_ENTAILMENT, reanchor
+
+    ws = WorkingSet(
+        [
+            Source("S1", LEAVE + " " + "Leave in Germany is paid for 14 weeks."),
+            Source("S2", GERMANY),
+        ]
+    )
+    quote = "Leave in Germany is paid for 14 weeks."
+    raw = answer((CLAIM, [("S1", quote)]))
+    backend = Table({(CLAIM, quote): "unrelated", (CLAIM, GERMANY): label})
+    first = check_entailment(verify(ws, raw), ws, backend)
+    assert first.claims[0].citations[0].reason == "not_entailed"
+    placed = reanchor(first, ws, reasons=AFTER_ENTAILMENT)
+    backend.asked.clear()
+    return check_entailment(placed, ws, backend), backend
+
+
+def test_a_quote_the_tier_rejects_gets_the_sentence_that_says_the_claim() -> None:
+    verdict, backend = _second_chance("supported")
+    assert backend.asked == [(CLAIM, GERMANY)]  # only the placed sentence is judged
+    placed, own = verdict.claims[0].citations
+    assert verdict.status == "grounded" and placed.anchored and placed.source == "S2"
+    assert placed.entailment is not None and placed.entailment["label"] == "supported"
+    assert own.reason == "not_entailed"  # the model's, as judged
+
+
+def test_the_placed_sentence_is_judged_like_any_other() -> None:
+    verdict, _ = _second_chance("unrelated")
+    assert verdict.status == "ungrounded"
+    assert [c.reason for c in verdict.claims[0].citations] == ["not_entailed", "not_entailed"]
+    failures = verdict.failures  # the repair names the model's own quote, not the code's
+    assert failures == ["claim 1: the quote from S1 does not say what the claim says"]
+
+
+def test_ask_gives_a_claim_the_tier_rejected_a_second_chance(tmp_path: Path) -> None:
+    with open_store(f"sqlite:///{tmp_path / 'qb.db'}") as store:
+        store.ingest("hr", *doc("leave.txt", LEAVE, GERMANY))
+        question = "How long does Germany top up parental allowance?"
+        probe = ScriptedProvider(["{}", "{}"])
+        ask(question, store, probe)
+        sid = {s.text: s.id for s in probe.requests[0].working_set}
+        raw = answer((CLAIM, [(sid[LEAVE], LEAVE)]))
+        backend = Table({(CLAIM, GERMANY): "supported"})
+        provider = ScriptedProvider([raw])
+        result = ask(question, store, provider, AskOptions(entailment=backend))
+        assert result.status == "grounded" and len(provider.requests) == 1
+        cite = result.verdicts[0].claims[0].citations[0]
+        assert cite.anchored and cite.source == sid[GERMANY]
+        assert result.verdicts[0].tiers == ("code", "entailment:table", "anchor")

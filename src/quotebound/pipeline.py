@@ -39,7 +39,15 @@ from .packing import DEFAULT_BUDGET_CHARS, Pack, chunk_key, pack
 from .providers.base import Completion, Provider, ProviderError, Request
 from .store import Store, TraceAttempt, TraceRecord, TraceSource
 from .text.normalize import scrub
-from .verify import ANCHOR_SHARE, Policy, Verdict, reanchor, verify, with_kept_from
+from .verify import (
+    AFTER_ENTAILMENT,
+    ANCHOR_SHARE,
+    Policy,
+    Verdict,
+    reanchor,
+    verify,
+    with_kept_from,
+)
 
 _REPAIRABLE = frozenset({"partial", "ungrounded", "unparseable"})
 
@@ -316,12 +324,18 @@ def _attempt(
         verdict = verify(request.working_set, text, fmt, request.policy, opts.work)
     except (WorkLimitError, TimeLimitError) as exc:  # more than the budget: it cannot be served
         verdict = Verdict("unparseable", fmt, error=str(exc), allowed_ids=request.working_set.ids)
-    if opts.reanchor:  # all of a claim's words when no entailment tier will judge it next
-        share = ANCHOR_SHARE if opts.entailment is not None else 1.0
-        verdict = reanchor(verdict, request.working_set, request.policy, share)
-    at = clock.lap("verify_ms", at)
-    if opts.entailment is not None:
-        verdict = check_entailment(verdict, request.working_set, opts.entailment)
+    ws = request.working_set
+    if opts.entailment is None:
+        if opts.reanchor:  # nothing judges a placed sentence next: all of the claim's words
+            verdict = reanchor(verdict, ws, request.policy, share=1.0)
+        clock.lap("verify_ms", at)
+    else:
+        at = clock.lap("verify_ms", at)
+        verdict = check_entailment(verdict, ws, opts.entailment)
+        if opts.reanchor:  # then the tier judges what was placed (and only that)
+            placed = reanchor(verdict, ws, request.policy, ANCHOR_SHARE, AFTER_ENTAILMENT)
+            if placed is not verdict:
+                verdict = check_entailment(placed, ws, opts.entailment)
         clock.lap("entailment_ms", at)
     attempts.append(TraceAttempt(text, verdict.to_dict()))
     verdicts.append(verdict)

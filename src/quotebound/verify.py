@@ -573,12 +573,22 @@ ANCHOR_CANDIDATES = 3  # the nearest sentences tried, most shared words first
 _NEGATION = frozenset("not no never none nor neither cannot without".split())
 
 
+# Also re-anchored when an entailment tier judges the placed sentence next: a verbatim quote
+# the tier found did not say what the claim says.
+AFTER_ENTAILMENT = frozenset({*_REANCHORABLE, "not_entailed"})
+
+
 def reanchor(
-    verdict: Verdict, ws: WorkingSet, policy: Policy = DEFAULT_POLICY, share: float = ANCHOR_SHARE
+    verdict: Verdict,
+    ws: WorkingSet,
+    policy: Policy = DEFAULT_POLICY,
+    share: float = ANCHOR_SHARE,
+    reasons: frozenset[str] = _REANCHORABLE,
 ) -> Verdict:
     """``verdict`` with each claim that was dropped only because its citations did not carry it
     (a verbatim quote of the wrong sentence or of another source, a number its quote lacks:
-    ``_REANCHORABLE``) checked again against the sentences of ``ws`` nearest to it: those
+    ``_REANCHORABLE``; with ``reasons=AFTER_ENTAILMENT``, also a quote the entailment tier
+    found did not say it) checked again against the sentences of ``ws`` nearest to it: those
     holding at least ``share`` of its content words (three at least), with a "not" where the
     claim has one and none where it has none, the model's failed quotes skipped, the nearest
     ``ANCHOR_CANDIDATES`` tried in turn (``coverage.nearest_sentences``); never the user's own
@@ -587,13 +597,13 @@ def reanchor(
     length, span, numbers, identifiers, relevance, and, in the pipeline, the entailment tier
     after this. A fragment is never re-anchored. The model chose the claim; the code only finds
     where the sources say it."""
-    if not any(_reanchorable(c) for c in verdict.claims):
+    if not any(_reanchorable(c, reasons) for c in verdict.claims):
         return verdict
     sources = [(src.id, src.text) for src in ws.sources if src.kind != "user"]
     claims = list(verdict.claims)
     changed = False
     for i, claim in enumerate(claims):
-        if not _reanchorable(claim):
+        if not _reanchorable(claim, reasons):
             continue
         negated = _negated(claim.text)
         # what the model cited and failed (a quote right but in another source is not)
@@ -622,10 +632,10 @@ def _negated(text: str) -> bool:
     return any(w.strip(_EDGE_PUNCTUATION) in _NEGATION for w in words)
 
 
-def _reanchorable(claim: Claim) -> bool:
+def _reanchorable(claim: Claim, reasons: frozenset[str]) -> bool:
     if claim.kept or claim.reason == "claim_fragment" or not claim.citations:
         return False
-    return all(c.reason in _REANCHORABLE for c in claim.citations)
+    return all(c.reason in reasons for c in claim.citations)
 
 
 def verdict_status(claims: tuple[Claim, ...]) -> Status:

@@ -2,7 +2,9 @@
 
 Invariants:
 - Only citations that passed every code check (id, span, numbers, identifiers, quoted words) are
-  judged; a failed citation keeps its code reason.
+  judged; a failed citation keeps its code reason. A citation judged before (it carries an
+  ``entailment`` record) keeps its judgement: the tier run again on a verdict judges only what
+  is new (a citation ``verify.reanchor`` placed after the first run).
 - A judged citation stays valid only when the backend says ``supported``. ``contradicted`` and
   ``unrelated`` make it invalid (``contradicted``, ``not_entailed``); a backend error makes it
   invalid too (``entailment_error``): the tier fails closed, never silently passes.
@@ -32,8 +34,13 @@ def tier_name(backend: Backend) -> str:
 
 def check_entailment(verdict: Verdict, ws: WorkingSet, backend: Backend) -> Verdict:
     """``verdict`` with the entailment tier applied by ``backend``."""
+    tiers = (
+        verdict.tiers
+        if tier_name(backend) in verdict.tiers
+        else (*verdict.tiers, tier_name(backend))
+    )
     if verdict.status in ("abstained", "unparseable") or not verdict.claims:
-        return replace(verdict, tiers=(*verdict.tiers, tier_name(backend)))
+        return replace(verdict, tiers=tiers)
     # Judge every valid citation of every claim in one batch (backends batch their models).
     pairs: list[tuple[str, str]] = []
     where: list[tuple[int, int]] = []
@@ -41,7 +48,7 @@ def check_entailment(verdict: Verdict, ws: WorkingSet, backend: Backend) -> Verd
         if not claim.kept:  # dropped by the code (a fragment, or no valid citation): final
             continue
         for j, cit in enumerate(claim.citations):
-            if cit.valid:
+            if cit.valid and cit.entailment is None:  # (judged before: its judgement stands)
                 pairs.append((claim.text, _evidence_text(cit, ws)))
                 where.append((i, j))
     judged = dict(zip(where, _judge(backend, pairs), strict=True))
@@ -70,12 +77,7 @@ def check_entailment(verdict: Verdict, ws: WorkingSet, backend: Backend) -> Verd
         if judgement.supported:
             mine[i] |= {k: replace(judgement, detail=JOINT_DETAIL) for k in joinable}
     claims = tuple(_claim(i + 1, claim, mine[i]) for i, claim in enumerate(verdict.claims))
-    return replace(
-        verdict,
-        status=verdict_status(claims),
-        claims=claims,
-        tiers=(*verdict.tiers, tier_name(backend)),
-    )
+    return replace(verdict, status=verdict_status(claims), claims=claims, tiers=tiers)
 
 
 def _judge(backend: Backend, pairs: list[tuple[str, str]]) -> list[Judgement]:
