@@ -33,7 +33,9 @@ without it. Its threshold was fitted (``benchmarks/answer_check.py``) on CLAPNQ 
 the first 100 per split that this script asks, so samples up to ``--per-split 100`` are held out.
     .venv/bin/python benchmarks/answer_quality.py --providers extractive --per-split 300
 
-``--skip 100 --json FILE`` asks questions no reported sample holds, with the answer check in
+``--reanchor off`` measures the model's own citations only (``AskOptions(reanchor=False)``); the
+``anchored`` column counts served citations the code placed. ``--skip 100 --json FILE`` asks
+questions no reported sample holds, with the answer check in
 shadow: ``benchmarks/answer_check.py fit-served FILE`` fits the check's threshold on what it is
 sent in ``ask`` (the served answers' verified quotes).
 """

@@ -168,7 +168,8 @@ class AskOptions:
     # (``JudgeBackend.answers``); an answer it refuses becomes an abstention. None: not run.
     answer_check: AnswerCheck | None = None
     # Re-cite a claim whose quotes did not carry it to the sentence of the sources that does
-    # (``verify.reanchor``), before the entailment tier judges it. False: the model's own only.
+    # (``verify.reanchor``); the entailment tier then judges that sentence. False: the model's
+    # own citations only.
     reanchor: bool = True
 
 
@@ -202,9 +203,8 @@ def ask(
     ``progress(stage, data)`` is told each stage as it happens (``retrieved``, ``generating``,
     ``verified``, ``claims``, ``repairing``). It sees a claim only in ``claims``: before a
     repair turn, the first attempt's kept claims (``{"claims": [...], "cards": [...]}``, as
-    ``Answer.to_dict`` has them),
-    verified and certain to be served as the answer's first claims (not told when an answer
-    check will judge the answer); nothing unverified can be shown.
+    ``Answer.to_dict`` has them), verified and certain to be served as the answer's first claims
+    (not told when an answer check will judge the answer); nothing unverified can be shown.
     """
     opts = options or AskOptions()
     tell = progress or _silent
@@ -255,8 +255,8 @@ def ask(
                 # Verified and certain to be served (a repair never costs a kept claim, and
                 # they lead the answer): shown while the repair runs.
                 early, cards = _served(verdicts[0], packed)
-                claims_seen = [c.to_dict() for c in early]
-                tell("claims", {"claims": claims_seen, "cards": [c.to_dict() for c in cards]})
+                shown_claims = [c.to_dict() for c in early]
+                tell("claims", {"claims": shown_claims, "cards": [c.to_dict() for c in cards]})
             tell("repairing", {"failures": len(failures)})
             error = _attempt(provider, sent, opts, attempts, verdicts, clock, tell)
     final = _best(verdicts)

@@ -609,7 +609,7 @@ def reanchor(
         # what the model cited and failed (a quote right but in another source is not)
         failed = {(c.source, normalize(c.quote).strip()) for c in claim.citations if c.quote}
         ranked = nearest_sentences(claim.text, sources, (), ANCHOR_LEAST, share)
-        tried = [(i, s) for i, s in ranked if (i, normalize(s).strip()) not in failed]
+        tried = [(sid, s) for sid, s in ranked if (sid, normalize(s).strip()) not in failed]
         for sid, sentence in tried[:ANCHOR_CANDIDATES]:
             if _negated(sentence) != negated:
                 continue
