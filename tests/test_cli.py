@@ -48,6 +48,41 @@ def test_examples_exit_codes_and_json(
     assert json.loads(out)["status"] == status
 
 
+@pytest.mark.parametrize(
+    ("vendor", "code", "kept"),
+    [
+        ("anthropic", 0, [True, True]),
+        ("openai", 0, [True, True]),
+        ("cohere", 1, [True, False]),
+        ("gemini", 0, [True, True]),
+    ],
+)
+def test_each_providers_own_citations_are_verified(
+    vendor: str, code: int, kept: list[bool], capsys: pytest.CaptureFixture[str]
+) -> None:
+    answer = str(EXAMPLES / "native" / f"{vendor}.json")
+    for fmt in ("auto", vendor):
+        rc, out, err = run(["verify", SOURCES, answer, "--format", fmt, "--json"], capsys)
+        verdict = json.loads(out)
+        assert (rc, err, verdict["format"]) == (code, "", vendor)
+        assert [c["kept"] for c in verdict["claims"]] == kept
+        assert all(x["native"]["type"] for c in verdict["claims"] for x in c["citations"])
+    rc, out, _ = run(["verify", SOURCES, answer], capsys)
+    assert f"[format {vendor}]" in out
+
+
+def test_the_report_says_when_a_providers_offsets_disagree(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    data = json.loads((EXAMPLES / "native" / "anthropic.json").read_text(encoding="utf-8"))
+    data["content"][2]["citations"][0] |= {"start_char_index": 0, "end_char_index": 40}
+    answer = tmp_path / "moved.json"
+    answer.write_text(json.dumps(data), encoding="utf-8")
+    rc, out, _ = run(["verify", SOURCES, str(answer)], capsys)
+    assert rc == 0  # the quote is verbatim where it stands: valid, and the report says so
+    assert "the provider's offsets [0:40) disagree (found at [24:111))" in out
+
+
 def test_human_report_names_each_failure(capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = run(["verify", SOURCES, str(EXAMPLES / "partial.json")], capsys)
     assert rc == 1

@@ -249,7 +249,7 @@ def test_citation_evidence_is_what_the_entailment_tier_reads() -> None:
     assert got == ["The office opens at nine", None, "Lunch is served at noon in the hall."]
     for c, text in zip(cits, got, strict=True):
         if c.valid:
-            assert text == evidence_text(ws, c.source, c.quote, c.span)
+            assert text == evidence_text(ws, c.source, c.quote, c.parts)
 
 
 # --- loaders -------------------------------------------------------------------------------

@@ -56,7 +56,7 @@ def test_never_folds_letters_into_other_letters() -> None:
 
 
 def test_version_is_stable() -> None:
-    assert NORMALIZATION_VERSION == "qb-norm-1"
+    assert NORMALIZATION_VERSION == "qb-norm-2"
 
 
 def test_offsets_map_back_through_every_kind_of_unit() -> None:
@@ -89,3 +89,42 @@ def test_match_never_starts_inside_an_expanded_unit() -> None:
 )
 def test_word_and_number_boundaries(source: str, needle: str, found: bool) -> None:
     assert (NormalizedText(source).locate(normalize(needle)) is not None) is found
+
+
+# -- qb-norm-2: optional marks of Arabic and Hebrew ---------------------------------------------
+
+_VOCALISED_ARABIC = "بِسْمِ اللَّهِ الرَّحْمَٰنِ الرَّحِيمِ"
+_POINTED_HEBREW = "בְּרֵאשִׁית בָּרָא אֱלֹהִים"
+
+
+@pytest.mark.parametrize(
+    ("vocalised", "bare"),
+    [
+        (_VOCALISED_ARABIC, "بسم الله الرحمن الرحيم"),  # harakat, shadda, sukun, dagger alif
+        ("كِتَابٌ", "كتاب"),  # tanwin
+        ("كـتـاب", "كتاب"),  # tatweel
+        (_POINTED_HEBREW, "בראשית ברא אלהים"),  # niqqud, dagesh, shin dot
+        ("\ufb2a", "ש"),  # the presentation form U+FB2A: NFKC splits it, the dot goes
+        ("בְּרֵאשִׁ֖ית", "בראשית"),  # a cantillation mark (tipeha)
+    ],
+)
+def test_optional_marks_fold_on_both_sides(vocalised: str, bare: str) -> None:
+    assert normalize(vocalised) == normalize(bare) == bare
+    nt = NormalizedText(f"« {vocalised} ».")
+    span = nt.locate(normalize(bare))
+    assert span is not None
+    assert nt.original[span[0] : span[1]] == vocalised  # the marks are inside the span
+
+
+def test_letters_and_punctuation_of_those_scripts_stay() -> None:
+    assert normalize("أحمد") != normalize("احمد")  # hamza forms are letters
+    assert normalize("أَحْمَد") == normalize("أحمد")
+    assert normalize("תל־אביב") == "תל־אביב"  # maqaf, the Hebrew hyphen, stays
+    assert normalize("café") != normalize("cafe")  # Latin accents are not optional marks
+    assert normalize("naïve") == "naïve"
+
+
+def test_a_quote_cannot_start_or_end_inside_a_letter_and_its_marks() -> None:
+    nt = NormalizedText("بِسْمِ")
+    assert nt.locate("بسم") == (0, 6)
+    assert nt.span(0, 1) == (0, 2)  # the letter with its kasra

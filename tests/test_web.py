@@ -341,3 +341,51 @@ def test_a_part_of_the_question_left_unanswered_is_said(half_answer_site: Site) 
     expect(site.page.locator("#answer .claims .claim")).to_have_count(1)
     note = site.page.locator("#answer .unaddressed")
     expect(note).to_have_text("Not answered by a verified claim: “when must receipts be uploaded”.")
+
+
+ELIDED_FIRST = "Employees are entitled to 16 weeks of paid parental leave"
+ELIDED_SECOND = "must be uploaded to the expense portal within 45 days"
+
+
+@pytest.fixture
+def elided_site(browser: Any, tmp_path: Path) -> Iterator[Site]:
+    """A model that shortens its quote with an ellipsis."""
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        store.ingest("hr", *doc("policy.txt", LEAVE_AND_RECEIPTS, title="Policy"))
+        secret = store.create_key()[1]
+    answer = json.dumps(
+        {
+            "answerable": True,
+            "claims": [
+                {
+                    "text": "Employees get 16 weeks of paid parental leave, and receipts are "
+                    "uploaded within 45 days.",
+                    "citations": [{"source": "S1", "quote": f"{ELIDED_FIRST} … {ELIDED_SECOND}"}],
+                }
+            ],
+        }
+    )
+    yield from _scripted_site(browser, url, secret, tmp_path, [answer])
+
+
+def test_each_part_of_an_elided_quote_is_highlighted_and_the_gap_is_not(
+    elided_site: Site,
+) -> None:
+    from playwright.sync_api import expect
+
+    site = elided_site
+    site.sign_in()
+    site.ask("How long is parental leave and when are receipts due?")
+    page = site.page
+    expect(page.locator("#answer .cards blockquote")).to_contain_text(
+        f"{ELIDED_FIRST} … {ELIDED_SECOND}"
+    )
+    page.locator("#answer .claims .claim .chip").first.click()
+    current = page.locator("#panel-text mark.current")
+    expect(current).to_have_count(2)
+    expect(current.nth(0)).to_have_text(ELIDED_FIRST)
+    expect(current.nth(1)).to_have_text(ELIDED_SECOND)
+    assert page.locator("#panel-text").inner_text() == LEAVE_AND_RECEIPTS
+    marked = " ".join(page.locator("#panel-text mark").all_inner_texts())
+    assert "unless local law provides more" not in marked  # the elided words are not marked

@@ -26,10 +26,11 @@ from .verify import Claim, Verdict
 @dataclass(frozen=True, slots=True)
 class CardQuote:
     source: str  # the id it was sent under (S2)
-    text: str  # the verified quote, exactly as it stands in the sent text
+    text: str  # the verified quote, exactly as it stands in the sent text (parts joined by …)
     span: tuple[int, int]
     page: int | None = None
     link: str | None = None
+    spans: tuple[tuple[int, int], ...] | None = None  # the parts of an elided quote
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,7 @@ class Card:
                     "source": q.source,
                     "text": q.text,
                     "span": list(q.span),
+                    "spans": None if q.spans is None else [list(x) for x in q.spans],
                     "page": q.page,
                     "link": q.link,
                 }
@@ -69,12 +71,14 @@ class ClaimCite:
     card: int
     source: str
     span: tuple[int, int] | None
+    spans: tuple[tuple[int, int], ...] | None = None  # the parts of an elided quote
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "card": self.card,
             "source": self.source,
             "span": list(self.span) if self.span else None,
+            "spans": None if self.spans is None else [list(x) for x in self.spans],
         }
 
 
@@ -128,7 +132,14 @@ def build_cards(verdict: Verdict, ws: WorkingSet) -> tuple[list[Card], list[tupl
                 q.span != quote.span or q.source != quote.source for q in quotes[doc]
             ):
                 quotes[doc].append(quote)
-            mine.append(ClaimCite(numbers[doc], src.id, quote.span if quote else None))
+            mine.append(
+                ClaimCite(
+                    numbers[doc],
+                    src.id,
+                    quote.span if quote else None,
+                    quote.spans if quote else None,
+                )
+            )
         per_claim.append(tuple(mine))
     cards = [
         Card(
@@ -152,8 +163,9 @@ def _valid(claim: Claim, ws: WorkingSet) -> list[tuple[Source, CardQuote | None]
             continue
         quote = None
         if cit.span is not None:
-            text = src.text[cit.span[0] : cit.span[1]]
-            quote = CardQuote(src.id, text, cit.span, src.page, deep_link(src, text))
+            text = " … ".join(src.text[a:b] for a, b in cit.parts)
+            link = deep_link(src, src.text[cit.span[0] : cit.span[1]])  # from first to last part
+            quote = CardQuote(src.id, text, cit.span, src.page, link, cit.spans)
         out.append((src, quote))
     return out
 

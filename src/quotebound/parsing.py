@@ -27,12 +27,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from . import native
 from .sources import WorkingSet
 from .text.normalize import scrub
 from .text.sentences import breaks
 
-Format = Literal["json", "inline", "evidence", "cites"]
-FORMATS: tuple[str, ...] = ("auto", "json", "inline", "evidence", "cites")
+Format = Literal["json", "inline", "evidence", "cites", "anthropic", "openai", "cohere", "gemini"]
+FORMATS: tuple[str, ...] = ("auto", "json", "inline", "evidence", "cites", *native.VENDORS)
 _FORMATS = frozenset(FORMATS) - {"auto"}
 DEFAULT_SENTINELS: tuple[str, ...] = (
     "Not covered by the provided documents.",
@@ -48,6 +49,8 @@ class ParsedCitation:
     source_id: str | None
     quote: str | None
     needs_quote: bool
+    # what a provider's own citation said (vendor formats: ``native``), else None
+    native: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -98,7 +101,18 @@ def _detect(raw: str) -> tuple[Format, Any]:
     text = raw.strip()
     if _EVIDENCE_OPEN.search(text):
         return "evidence", _NOT_DECODED
+    if text.startswith(("event:", "data:")):  # a provider's stream of server-sent events
+        try:
+            events = native.load(text)
+        except native.NativeError:
+            events = None
+        vendor = native.detect(events)
+        if vendor is not None:
+            return cast(Format, vendor), events
     data = _load_json(text) if "{" in text else None
+    vendor = native.detect(data) if isinstance(data, dict | list) else None
+    if vendor is not None and text.startswith(("{", "[")):
+        return cast(Format, vendor), data
     starts_as_json = text.startswith(("{", "```", "[{"))
     # prose may quote a JSON object (a tool payload): only the contract's keys make it JSON
     if isinstance(data, dict) and (starts_as_json or _CONTRACT_KEYS & data.keys()):
@@ -497,7 +511,36 @@ def parse(ws: WorkingSet, raw: str, fmt: str, sentinels: tuple[str, ...]) -> Par
         return parse_inline(ws, raw)
     if chosen == "evidence":
         return parse_evidence(ws, raw, sentinels)
+    if chosen in native.VENDORS:
+        return parse_native(ws, raw, chosen, sentinels, data)
     return parse_cites(ws, raw, sentinels, data)
+
+
+def parse_native(
+    ws: WorkingSet, raw: str, vendor: Format, sentinels: tuple[str, ...], data: Any = _NOT_DECODED
+) -> Parsed:
+    """A provider's response with its own citations (``native``): each mapped citation is
+    checked like any other; a quote where the provider gives one (Anthropic's ``cited_text``),
+    else none (the whole cited source is the evidence, as for an inline marker)."""
+    try:
+        if data is _NOT_DECODED:
+            data = native.load(raw)
+        answer = native.read(ws, data, vendor)
+    except native.NativeError as exc:
+        return Parsed(vendor, error=f"{vendor} response: {exc}")
+    if answer.text.strip().strip('"\u201c\u201d').strip() in sentinels:
+        return Parsed(vendor, abstained=True, answerable=False)
+    claims = [
+        ParsedClaim(
+            claim.text,
+            [
+                ParsedCitation(c.ref, c.source_id, c.quote, c.quote is not None, c.native)
+                for c in claim.citations
+            ],
+        )
+        for claim in answer.claims
+    ]
+    return Parsed(vendor, claims=claims, answerable=True)
 
 
 def _unfenced(raw: str) -> str:

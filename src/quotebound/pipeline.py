@@ -399,7 +399,7 @@ def _checked(answer: Answer, packed: Pack, final: Verdict, check: AnswerCheck) -
         for claim in final.kept_claims
         for cite in claim.citations
         if cite.valid
-        and (text := evidence_text(packed.working_set, cite.source, cite.quote, cite.span))
+        and (text := evidence_text(packed.working_set, cite.source, cite.quote, cite.parts))
     ]
     evidence = " ".join(dict.fromkeys(quotes))
     parts = question_parts(answer.question) or [answer.question]

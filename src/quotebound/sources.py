@@ -172,6 +172,11 @@ class WorkingSet:
         """The cached normalised text of a source (computed on first use)."""
         return self._cache.normalized(source_id)
 
+    def markup_view(self, source_id: str) -> tuple[NormalizedText, list[int]] | None:
+        """The source's normalised text without inline markup, and each of its characters'
+        offset in the markup-free text's original (``text.markup``); None without markup."""
+        return self._cache.markup_view(source_id)
+
     def locate(self, source_id: str, needle: str) -> tuple[int, int] | None:
         """Where a normalised needle occurs, on word bounds, in the source: its original
         ``[start, end)``, or None (``NormalizedText.locate``, found the fast way)."""

@@ -54,10 +54,11 @@ def spans_for(trace: TraceRecord, sid: str) -> list[list[int]]:
     if verdict is None:
         return []
     spans = {
-        c.span
+        part
         for claim in verdict.kept_claims
         for c in claim.citations
-        if c.source == sid and c.valid and c.span is not None
+        if c.source == sid and c.valid
+        for part in c.parts
     }
     return [list(s) for s in sorted(spans)]
 
@@ -100,6 +101,7 @@ def claims_view(trace: TraceRecord) -> list[dict[str, Any]]:
                     "valid": c.valid,
                     "reason": c.reason,
                     "span": None if c.span is None else list(c.span),
+                    "spans": None if c.spans is None else [list(x) for x in c.spans],
                     "quote": c.quote,
                     "anchored": c.anchored,
                 }

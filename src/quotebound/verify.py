@@ -32,21 +32,25 @@ from .parsing import DEFAULT_SENTINELS, FORMATS, Parsed, ParsedCitation, ParsedC
 from .reasons import STATUSES
 from .sources import WorkingSet
 from .support import Missing, claim_gap, states_number_or_date
+from .text.markup import original_span
 from .text.normalize import NORMALIZATION_VERSION, normalize, scrub
+from .text.quoteparts import QuoteParts, locate_parts, split_quote
 from .text.tokens import Evidence
 from .text.words import (
     STOPWORDS,
-    THAI,
     UNSPACED,
     contains_words,
     content_words,
     count_words,
     trimmed,
+    unspaced_words,
 )
 
 # 2: unrelated_evidence (a citation must bear on its claim); 3: claim_fragment; 4: citations the
-# code placed (``reanchor``, ``Citation.anchored``, tier "anchor")
-VERDICT_VERSION = 4
+# code placed (``reanchor``, ``Citation.anchored``, tier "anchor"); 5: quotes in parts
+# (``Citation.spans``: elisions and editorial brackets) and providers' own citations
+# (``Citation.native``)
+VERDICT_VERSION = 5
 DEFAULT_MIN_QUOTE_WORDS = 4
 DEFAULT_MAX_QUOTE_WORDS = 40
 _T = TypeVar("_T")
@@ -142,6 +146,20 @@ class Citation:
     # True for a citation the code placed (``reanchor``): the sentence of the sources sent that
     # carries the claim, where the model's own citations did not. Checked like any other.
     anchored: bool = False
+    # A quote in parts (an elision inside it): one [start, end) per part, in order; ``span`` is
+    # then from the first part's start to the last one's end. None for a quote in one piece.
+    spans: tuple[tuple[int, int], ...] | None = None
+    # What a provider's own citation said (vendor formats, ``native``): its kind, offsets,
+    # pages or answer span, and ``agrees``: whether its offsets (or pages) match what the
+    # verifier found (None where nothing could be compared). None for every other format.
+    native: dict[str, Any] | None = None
+
+    @property
+    def parts(self) -> tuple[tuple[int, int], ...]:
+        """The verified spans to show: each part of an elided quote, else ``span`` (or none)."""
+        if self.spans is not None:
+            return self.spans
+        return (self.span,) if self.span is not None else ()
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "citation") -> Citation:
@@ -155,6 +173,18 @@ class Citation:
         entailment = d.get("entailment")
         if entailment is not None and not isinstance(entailment, dict):
             raise InputError(f"{where}: entailment must be an object or null")
+        spans = d.get("spans")
+        if spans is not None and not (
+            isinstance(spans, list)
+            and spans
+            and all(
+                isinstance(x, list) and len(x) == 2 and all(_is_int(v) for v in x) for x in spans
+            )
+        ):
+            raise InputError(f"{where}: spans must be a list of [start, end] or null")
+        native = d.get("native")
+        if native is not None and not isinstance(native, dict):
+            raise InputError(f"{where}: native must be an object or null")
         return cls(
             _field(d, "ref", str, where),
             _optional(d, "source", str, where),
@@ -165,6 +195,8 @@ class Citation:
             _optional(d, "message", str, where),
             entailment,
             _flag(d, "anchored", where),
+            None if spans is None else tuple((x[0], x[1]) for x in spans),
+            native,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -178,6 +210,8 @@ class Citation:
             "message": self.message,
             "entailment": self.entailment,
             "anchored": self.anchored,
+            "spans": None if self.spans is None else [list(x) for x in self.spans],
+            "native": self.native,
         }
 
 
@@ -410,6 +444,8 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
     passing: list[int] = []  # the citations that passed steps 1-3, with evidence
     for cit in claim.citations:
         result, found = _check_citation(ws, n, cit, policy)
+        if cit.native is not None:
+            result = _with_native(ws, result, cit.native)
         if found is not None:
             passing.append(len(results))
             evidence.append(found)
@@ -485,10 +521,9 @@ def _fragment_by_definition(stripped: str) -> str | None:
 def _sentence_words(normalized: str) -> float:
     """Words, where scripts without spaces count by their characters: two Chinese or Japanese
     characters, or five Thai characters (vowel marks included), make about a word."""
-    thai = len(THAI.findall(normalized))
-    unspaced = len(UNSPACED.findall(normalized)) - thai
-    rest = UNSPACED.sub(" ", normalized) if thai or unspaced else normalized
-    return thai / 5 + unspaced / 2 + len(_WORD_TOKEN.findall(rest))
+    if UNSPACED.search(normalized) is None:
+        return len(_WORD_TOKEN.findall(normalized))
+    return unspaced_words(normalized) + len(_WORD_TOKEN.findall(UNSPACED.sub(" ", normalized)))
 
 
 def _shown(text: str, limit: int = 60) -> str:
@@ -654,13 +689,20 @@ def settled_claim(n: int, text: str, citations: tuple[Citation, ...]) -> Claim:
     return Claim(text, citations, False, "no_valid_citation", f"claim {n} has no valid citation")
 
 
+_FACT_NAMES = {"identifier": "identifier", "number": "number", "quoted_text": "quoted words"}
+
+
+def _fact_label(gap: Missing) -> str:
+    """``identifier PROT-X``, ``numbers 14, 16``: the facts a gap names, in words."""
+    name = _FACT_NAMES[gap.kind]
+    plural = "s" if len(gap.items) > 1 and gap.kind != "quoted_text" else ""
+    return f"{name}{plural} {', '.join(gap.items)}"
+
+
 def _support_message(n: int, gap: Missing, passing: list[Citation]) -> str:
-    what = {"identifier": "identifier", "number": "number", "quoted_text": "quoted words"}
-    items = ", ".join(gap.items)
-    label = what[gap.kind] + ("s" if len(gap.items) > 1 and gap.kind != "quoted_text" else "")
     cited = ", ".join(dict.fromkeys(c.source or "" for c in passing))
     where = "the quotes from" if any(c.quote for c in passing) else ""
-    return f"claim {n}: {label} {items} not found in {where} {cited}".replace("  ", " ")
+    return f"claim {n}: {_fact_label(gap)} not found in {where} {cited}".replace("  ", " ")
 
 
 _Checked = tuple[Citation, Evidence | None]  # a citation checked, and its evidence if it passed
@@ -684,6 +726,9 @@ def _check_citation(ws: WorkingSet, n: int, cit: ParsedCitation, policy: Policy)
     return _check_quote(ws, n, cit, sid, cit.quote, policy)
 
 
+_UNSPACED_COUNT = " (two Chinese or Japanese characters, or five Thai, count as a word)"
+
+
 def _check_quote(
     ws: WorkingSet, n: int, cit: ParsedCitation, sid: str, quote: str, policy: Policy
 ) -> _Checked:
@@ -691,10 +736,12 @@ def _check_quote(
     trimmed_ = trimmed(full)
     words = count_words(trimmed_)
     if words < policy.min_quote_words:
+        counted = _UNSPACED_COUNT if UNSPACED.search(trimmed_) is not None else ""
         return _failed(
             cit,
             "quote_too_short",
-            f"claim {n}: quote from {sid} has {words} words, fewer than {policy.min_quote_words}",
+            f"claim {n}: quote from {sid} has {words} words{counted}, fewer than "
+            f"{policy.min_quote_words}",
         )
     if words > policy.max_quote_words:
         return _failed(
@@ -707,6 +754,12 @@ def _check_quote(
         span = ws.locate(sid, cand)
         if span is not None:
             return Citation(cit.ref, sid, quote, True, None, span), Evidence(cand)
+    marked = _locate_in_markup(ws, sid, candidates)
+    if marked is not None:
+        return Citation(cit.ref, sid, quote, True, None, marked), Evidence(full)
+    parts = split_quote(trimmed_)
+    if parts is not None:
+        return _check_parts(ws, n, cit, sid, quote, parts, policy)
     holder = ws.holder_of(candidates, exclude=sid)
     if holder is not None:
         return _failed(
@@ -715,3 +768,105 @@ def _check_quote(
             f"claim {n}: quote is not in the cited {sid} but in {holder}",
         )
     return _failed(cit, "quote_not_found", f"claim {n}: quote not found in {sid}")
+
+
+def _with_native(ws: WorkingSet, result: Citation, said: dict[str, Any]) -> Citation:
+    """``result`` with what the provider said about it, and whether that agrees with what the
+    verifier found: character offsets against the verified span (the provider's own place is
+    kept when the quote stands there too: a quote may occur twice), a page range against the
+    source's page."""
+    native = dict(said)
+    src = ws.get(result.source) if result.source else None
+    offsets, pages = native.get("offsets"), native.get("pages")
+    agrees: bool | None = None
+    found = result.span
+    if offsets is not None and found is not None and src is not None:
+        start, end = offsets
+        agrees = (start, end) == found
+        if not agrees and result.quote and end <= len(src.text):
+            quoted = trimmed(normalize(result.quote))
+            if start < end and trimmed(normalize(src.text[start:end])) == quoted:
+                agrees, result = True, replace(result, span=(start, end))
+        if not agrees:
+            native["found"] = list(found)
+    elif pages is not None and src is not None and src.page is not None:
+        agrees = pages[0] <= src.page < pages[1]
+    native["agrees"] = agrees
+    return replace(result, native=native)
+
+
+def _locate_in_markup(ws: WorkingSet, sid: str, candidates: list[str]) -> tuple[int, int] | None:
+    """The original span of a quote that occurs in the cited source once its inline markup is
+    left out (``**16 weeks** of leave`` quoted as ``16 weeks of leave``), else None."""
+    view = ws.markup_view(sid)
+    if view is None:
+        return None
+    nt, keep = view
+    for cand in candidates:
+        span = nt.locate(cand)
+        if span is not None:
+            return original_span(keep, span)
+    return None
+
+
+def _check_parts(
+    ws: WorkingSet,
+    n: int,
+    cit: ParsedCitation,
+    sid: str,
+    quote: str,
+    q: QuoteParts,
+    policy: Policy,
+) -> _Checked:
+    """A quote with an elision or a bracketed insertion inside it, not found as written: each
+    part (the text between elisions) meets the word floor and occurs in the cited source, in
+    order, not overlapping (``text.quoteparts``); what the brackets add is claim content, its
+    identifiers and numbers found in the cited source. One span per part."""
+    for i, pieces in enumerate(q.parts):
+        words = sum(count_words(trimmed(p)) for p in pieces)
+        if words < policy.min_quote_words:
+            which = f"part {i + 1} of the quote" if q.elided else "the quote outside its brackets"
+            return _failed(
+                cit,
+                "quote_too_short",
+                f"claim {n}: {which} from {sid} has {words} words, fewer than "
+                f"{policy.min_quote_words}",
+            )
+    spans, missing = locate_parts(ws.normalized(sid), q)
+    view = ws.markup_view(sid) if missing is not None else None
+    if view is not None:  # the parts may stand in the source with its markup left out
+        in_markup, not_placed = locate_parts(view[0], q)
+        if not_placed is None:
+            spans, missing = [original_span(view[1], x) for x in in_markup], None
+    if missing is not None:
+        pieces = q.parts[missing]
+        shown = _shown(" ".join(pieces))
+        if q.elided:
+            where = f" after part {missing}" if missing else ""
+            message = f"claim {n}: part {missing + 1} of the quote ({shown}) is not in {sid}{where}"
+        else:
+            message = f"claim {n}: the quote outside its brackets ({shown}) is not in {sid}"
+        holder = ws.holder_of([max(pieces, key=len)], exclude=sid)
+        if holder is not None:
+            message += f"; it is in {holder}: every part must come from the source cited"
+        return _failed(cit, "quote_not_found", message)
+    insertions = [Evidence(text) for text in q.insertions]
+    source = ws.evidence(sid)
+    for ins in insertions:
+        gap = claim_gap(ins.text, [source], ignore=ws.id_tokens)
+        if gap is not None:
+            message = (
+                f"claim {n}: the quote's bracketed [{ins.text}] names {_fact_label(gap)}, "
+                f"not found in {sid}"
+            )
+            return _failed(cit, _SUPPORT_REASON[gap.kind], message)
+    src = ws.get(sid)
+    text = src.text if src is not None else ""
+    found = " ... ".join(normalize(text[a:b]) for a, b in spans)
+    if q.insertions:
+        found += " [" + "] [".join(q.insertions) + "]"
+    cover = (spans[0][0], spans[-1][1])
+    citation = Citation(
+        cit.ref, sid, quote, True, None, cover, spans=tuple(spans) if len(spans) > 1 else None
+    )
+    return citation, Evidence(found)

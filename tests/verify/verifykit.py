@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import pairwise
 from typing import Any
 
 from quotebound import (
@@ -19,6 +20,7 @@ from quotebound import (
     normalize,
     verify,
 )
+from quotebound.text.markup import markup_free
 
 # The same trimming verify.py applies before its second lookup (edge quotes and punctuation).
 _TRIM = re.compile(r"""^[\s"'.,;:!?]+|[\s"'.,;:!?]+$""")
@@ -80,7 +82,20 @@ def assert_spans(ws: WorkingSet, verdict: Verdict) -> None:
             start, end = citation.span
             assert 0 <= start < end <= len(source.text)
             full = normalize(citation.quote)
-            assert normalize(source.text[start:end]) in {full, _TRIM.sub("", full)}
+            if normalize(source.text[start:end]) in {full, _TRIM.sub("", full)}:
+                assert citation.spans is None
+                continue
+            # read in parts (an elision, a bracket) or with the source's markup left out: the
+            # parts lie in order inside the cover span, and each is words of the quote
+            parts = citation.parts
+            assert parts[0][0] == start and parts[-1][1] == end
+            assert all(a < b <= c for (a, b), (c, _) in pairwise(parts))
+            assert citation.spans is None or len(citation.spans) > 1
+            words = set(full.replace("[", " ").replace("]", " ").split())
+            for a, b in parts:
+                free = markup_free(source.text[a:b])
+                shown = normalize(free[0] if free else source.text[a:b])
+                assert words & set(shown.split()), (shown, full)
 
 
 def check(

@@ -90,15 +90,34 @@ def _report(verdict: Verdict) -> str:
         if claim.reason:
             lines.append(f"       {claim.reason}: {claim.message}")
         for c in claim.citations:
-            where = f" at [{c.span[0]}:{c.span[1]})" if c.span else ""
+            where = "".join(f" at [{a}:{b})" for a, b in c.parts[:1]) + "".join(
+                f", [{a}:{b})" for a, b in c.parts[1:]
+            )
             quote = f' "{_shorten(c.quote)}"' if c.quote else ""
             state = "ok" if c.valid else f"{c.reason} ({c.message})"
             if c.valid and c.entailment:  # what the entailment tier said, and how sure
                 state += f" ({c.entailment['label']} {c.entailment['score']:.2f})"
             if c.anchored:
                 state += " (placed by the code: the sentence that carries the claim)"
+            if c.native is not None:
+                state += _native_note(c.native, c.quote)
             lines.append(f"       - {c.source or c.ref}{where}{quote}: {state}")
     return "\n".join(lines)
+
+
+def _native_note(native: dict[str, Any], quote: str | None) -> str:
+    """What a provider's own citation said, where it matters to a reader: offsets or pages
+    that disagree with what was verified, or no quote to check."""
+    offsets, pages = native.get("offsets"), native.get("pages")
+    if native.get("agrees") is False and offsets:
+        found = native.get("found") or []
+        at = f" (found at [{found[0]}:{found[1]}))" if len(found) == 2 else ""
+        return f" (the provider's offsets [{offsets[0]}:{offsets[1]}) disagree{at})"
+    if native.get("agrees") is False and pages:
+        return f" (the provider's pages {pages[0]}-{pages[1] - 1} do not hold this source's page)"
+    if quote is None:
+        return f" ({native.get('type') or 'native'}, no quote: checked against the whole source)"
+    return ""
 
 
 def _shorten(text: str, limit: int = 72) -> str:

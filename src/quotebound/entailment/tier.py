@@ -93,21 +93,25 @@ def _judge(backend: Backend, pairs: list[tuple[str, str]]) -> list[Judgement]:
 
 
 def evidence_text(
-    ws: WorkingSet, source: str | None, quote: str | None, span: Sequence[int] | None
+    ws: WorkingSet,
+    source: str | None,
+    quote: str | None,
+    parts: Sequence[Sequence[int]] = (),
 ) -> str | None:
     """What a citation that passed the id and span checks offers as evidence (what the support
-    checks read): its verified span of the cited source, the whole source for a citation
-    without a quote; the quote as written when the source is not in ``ws``, else None."""
+    checks read): its verified spans of the cited source (``Citation.parts``: the parts of an
+    elided quote joined by an ellipsis), the whole source for a citation without a quote; the
+    quote as written when the source is not in ``ws``, else None."""
     src = ws.get(source) if source else None
     if src is None:
         return quote or None
-    if span:
-        return src.text[span[0] : span[1]]
+    if parts:
+        return " … ".join(src.text[p[0] : p[1]] for p in parts)
     return src.text
 
 
 def _evidence_text(cit: Citation, ws: WorkingSet) -> str:
-    return evidence_text(ws, cit.source, cit.quote, cit.span) or ""
+    return evidence_text(ws, cit.source, cit.quote, cit.parts) or ""
 
 
 def _claim(n: int, claim: Claim, judged: dict[int, Judgement]) -> Claim:

@@ -249,7 +249,7 @@ def citation_evidence(citation: Citation, ws: WorkingSet) -> str | None:
     sid = citation.source
     if citation.reason in ID_SPAN_FAILURES or not sid:
         return None
-    return evidence_text(ws, sid, citation.quote, citation.span)
+    return evidence_text(ws, sid, citation.quote, citation.parts)
 
 
 def _count_citations(verdicts: Sequence[Verdict | None]) -> tuple[int, int, int]:

@@ -35,6 +35,7 @@ import json
 from typing import Any, ClassVar
 
 from ..contract import SENTINEL, native_system_prompt
+from ..native import NativeError, anthropic_claims
 from ..sources import Source, WorkingSet
 from ._http import Boundary, HttpProvider, error_note, usage
 from .base import Capabilities, Completion, ProviderError, Request
@@ -43,10 +44,8 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
 _HTTP = Boundary("anthropic", auth_hint="Set ANTHROPIC_API_KEY or pass --api-key.")
 _bad = _HTTP.bad
-_DOCUMENT_LOCATIONS = frozenset({"char_location", "page_location", "content_block_location"})
 _TRUNCATED = frozenset({"max_tokens", "model_context_window_exceeded"})
 _QUOTES = "\"'“”‘’"  # a sentinel the model put in quotation marks is still the sentinel
-_CONNECTIVE_WORDS = 6  # uncited text with fewer words and no digit is a connective, not a claim
 
 
 class AnthropicProvider(HttpProvider):
@@ -134,60 +133,23 @@ Block = tuple[str, list[Any]]  # a text block's text and its citations ([] when 
 
 
 def answer_text(blocks: list[Block], ws: WorkingSet) -> str:
-    """The text blocks of an answer as the JSON claims contract (or the sentinel)."""
+    """The text blocks of an answer as the JSON claims contract (or the sentinel), mapped by
+    ``native.anthropic_claims``, the one reading of Anthropic citations that ``verify
+    --format anthropic`` also uses."""
     whole = "".join(text for text, _ in blocks).strip().strip(_QUOTES).strip()
     if whole == SENTINEL:
         return SENTINEL
-    claims: list[dict[str, Any]] = []
-    uncited: list[str] = []
-    for text, citations in blocks:
-        if not citations:
-            uncited.append(text)
-            continue
-        _flush_uncited(uncited, claims)
-        claims.append({"text": text.strip(), "citations": [_citation(c, ws) for c in citations]})
-    _flush_uncited(uncited, claims)
-    answer = {"answerable": True, "claims": claims, "missing": ""}
-    return json.dumps(answer, ensure_ascii=False)
-
-
-def _flush_uncited(uncited: list[str], claims: list[dict[str, Any]]) -> None:
-    text = "".join(uncited).strip()
-    uncited.clear()
-    if _states_something(text):
-        claims.append({"text": text, "citations": []})
-
-
-def _states_something(text: str) -> bool:
-    """Whether uncited text is a statement (a claim the verifier must see) rather than the glue
-    between cited claims: whitespace, punctuation, or a connective such as "According to the
-    policy," (fewer than ``_CONNECTIVE_WORDS`` words, no digit). A number is always a claim."""
-    if any(ch.isdigit() for ch in text):
-        return True
-    words = [w for w in text.split() if any(ch.isalnum() for ch in w)]
-    return len(words) >= _CONNECTIVE_WORDS
-
-
-def _citation(item: Any, ws: WorkingSet) -> dict[str, str]:
-    if not isinstance(item, dict):
-        _bad("a citation is not an object")
-    quote = item.get("cited_text")
-    if not isinstance(quote, str):
-        _bad("a citation has no cited_text string")
-    kind, index = item.get("type"), item.get("document_index")
-    if kind in _DOCUMENT_LOCATIONS and isinstance(index, int) and not isinstance(index, bool):
-        if 0 <= index < len(ws):
-            return {"source": ws.ids[index], "quote": quote}
-        return {"source": _not_an_id(ws, f"doc_{index}"), "quote": quote}
-    return {"source": _not_an_id(ws, kind if isinstance(kind, str) else "citation"), "quote": quote}
-
-
-def _not_an_id(ws: WorkingSet, label: str) -> str:
-    """A label no ref resolution can map to a source of the set (not an id, not a number)."""
-    label = label.strip() or "citation"
-    while label in ws or label.isdigit():
-        label += "?"
-    return label
+    try:
+        answer = anthropic_claims(
+            ws, [(text, cites, f"content block {i}") for i, (text, cites) in enumerate(blocks)]
+        )
+    except NativeError as exc:
+        _bad(str(exc))
+    claims = [
+        {"text": c.text, "citations": [{"source": x.ref, "quote": x.quote} for x in c.citations]}
+        for c in answer.claims
+    ]
+    return json.dumps({"answerable": True, "claims": claims, "missing": ""}, ensure_ascii=False)
 
 
 def _text_blocks(data: dict[str, Any]) -> list[Block]:

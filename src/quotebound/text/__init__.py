@@ -8,6 +8,8 @@ contract checks it): every other layer compares, splits and counts text through 
 - ``sentences``: the one sentence splitter (chunker, parser, contract, extractive provider).
 - ``words``: function words, the word-boundary test, how a quote's words are counted.
 - ``tokens``: numbers and identifiers, the facts a claim's evidence must hold.
+- ``quoteparts``: quotes in parts (elisions, editorial brackets), placed in order in one text.
+- ``markup``: a text's words under its inline Markdown markup, with offsets to the original.
 - ``_fast``: the verifier's exact shortcuts and the per-working-set cache (private).
 """
 

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate
 from typing import Protocol
 
+from .markup import markup_free
 from .normalize import (
     _REFERENCE,
     _REGULAR,
@@ -370,6 +371,7 @@ class TextCache:
         "_joined_low",
         "_light",
         "_low",
+        "_markup",
         "_mixed",
         "_normalized",
     )
@@ -387,6 +389,7 @@ class TextCache:
         self._joined: tuple[str, list[int]] | None = None
         self._joined_low: bytes | None = None
         self._mixed: list[int] = []
+        self._markup: dict[str, tuple[NormalizedText, list[int]] | None] = {}
 
     def normalized(self, sid: str) -> NormalizedText:
         """The normalised text of ``sid`` (computed on first use)."""
@@ -395,6 +398,15 @@ class TextCache:
             cached = NormalizedText(self._items[self._by_id[sid]].text)
             self._normalized[sid] = cached
         return cached
+
+    def markup_view(self, sid: str) -> tuple[NormalizedText, list[int]] | None:
+        """The normalised text of ``sid`` without its inline markup (``markup.markup_free``)
+        and the original offset of each character of the markup-free text; None when it has
+        no markup (computed on first use: only for a quote not found as written)."""
+        if sid not in self._markup:
+            free = markup_free(self._items[self._by_id[sid]].text)
+            self._markup[sid] = None if free is None else (NormalizedText(free[0]), free[1])
+        return self._markup[sid]
 
     def locate(self, sid: str, needle: str) -> tuple[int, int] | None:
         """``self.normalized(sid).locate(needle)``, the same answer; for a text not normalised

@@ -10,10 +10,16 @@ Policy ``NORMALIZATION_VERSION`` (bump it whenever the output for any input chan
    every dash variant and the minus sign -> ``-``.
 5. Invisible format characters (Unicode category Cf: zero-width spaces, soft hyphens,
    joiners, bidi marks, BOM) are removed.
-6. Every run of whitespace, no-break spaces included, becomes one space.
+6. Optional marks of scripts whose writers usually leave them out are removed (``qb-norm-2``):
+   Arabic harakat (fatha, damma, kasra, their tanwin forms, shadda, sukun, the dagger alif),
+   Quranic annotation signs and the tatweel; Hebrew niqqud (vowel points, dagesh, the shin and
+   sin dots, rafe) and cantillation marks. A vocalised source and an unvocalised quote of it
+   match; letters, hamza forms and Hebrew punctuation (maqaf, sof pasuq) stay.
+7. Every run of whitespace, no-break spaces included, becomes one space.
 
 Nothing else is folded: letters stay the letters they are (a Cyrillic ``е`` never equals a
-Latin ``e``), and no word or digit is dropped, so a quote that differs by one number fails.
+Latin ``e``), Latin accents stay (``café`` is not ``cafe``: they tell words apart), and no
+word or digit is dropped, so a quote that differs by one number fails.
 Layout artefacts (hyphenation at line breaks) are the ingest step's job, not this one's.
 
 ``NormalizedText`` keeps a map from the normalised text back to the original, made of
@@ -32,7 +38,7 @@ from bisect import bisect_right
 
 from .words import count_words, on_word_bounds, trimmed
 
-NORMALIZATION_VERSION = "qb-norm-1"
+NORMALIZATION_VERSION = "qb-norm-2"
 
 # Characters with canonical combining class 0 that can still compose with the character
 # before them under NFC/NFKC (from UnicodeData decompositions, plus Hangul vowels and
@@ -59,6 +65,33 @@ _QUOTES_AND_DASHES = {
 }
 _ASCII_WHITESPACE = {c: " " for c in range(128) if chr(c).isspace()}
 
+# Step 6: marks a writer may leave out (qb-norm-2). Removed after NFKC, so a letter and a mark
+# that compose (alef and hamza above) stay one letter; a presentation form that NFKC splits
+# (Hebrew shin with its dot, U+FB2A) keeps its letter.
+OPTIONAL_MARKS = frozenset(
+    {
+        *range(0x0610, 0x061B),  # Arabic honorific and Quranic small signs
+        *range(0x064B, 0x0653),  # tanwin, fatha, damma, kasra, shadda, sukun
+        *range(0x0656, 0x0660),  # subscript alef, inverted damma and other vowel signs
+        0x0640,  # tatweel (a stretch of the baseline, not a letter)
+        0x0670,  # superscript (dagger) alif
+        *range(0x06D6, 0x06DD),  # Quranic annotation signs
+        *range(0x06DF, 0x06E5),
+        *range(0x06E7, 0x06E9),
+        *range(0x06EA, 0x06EE),
+        *range(0x08D3, 0x08E2),  # extended Arabic marks
+        *range(0x08E3, 0x0900),
+        *range(0x0591, 0x05B0),  # Hebrew cantillation (te'amim)
+        *range(0x05B0, 0x05BE),  # niqqud: sheva .. meteg, dagesh
+        0x05BF,  # rafe
+        0x05C1,  # shin dot
+        0x05C2,  # sin dot
+        0x05C4,  # upper dot
+        0x05C5,  # lower dot
+        0x05C7,  # qamats qatan
+    }
+)
+
 # What plain text (lower-cased and translated 1:1, in C) cannot handle alone: whitespace runs,
 # character references, and non-ASCII characters. Most non-ASCII characters turn out to be
 # "regular" (they fold to exactly one character, context-free) and stay in the bulk text.
@@ -74,7 +107,7 @@ def _is_non_starter(ch: str) -> bool:
 
 
 def fold(text: str) -> str:
-    """Steps 2-5 on one unit of text (no offsets kept). Whitespace is not collapsed here."""
+    """Steps 2-6 on one unit of text (no offsets kept). Whitespace is not collapsed here."""
     out: list[str] = []
     if not text.isascii():  # removed first, so a mark after a removed char still composes
         text = "".join(c for c in text if unicodedata.category(c) != "Cf")
@@ -85,7 +118,7 @@ def fold(text: str) -> str:
                 out.append(mapped)
             elif c.isspace():
                 out.append(" ")
-            elif unicodedata.category(c) != "Cf":
+            elif unicodedata.category(c) != "Cf" and ord(c) not in OPTIONAL_MARKS:
                 out.append(c)
     return "".join(out)
 

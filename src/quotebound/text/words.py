@@ -10,7 +10,8 @@ a quote as written.
   ``4 weeks`` is not in ``14 weeks``, ``5 percent`` not in ``1.5 percent`` (``on_word_bounds``,
   the one test every matcher uses).
 - A quote's words are its space-separated tokens, after trimming quotation marks, ellipses and
-  edge punctuation, that hold a letter or digit (``-``, ``&`` or ``__`` alone is not a word).
+  edge punctuation, that hold a letter or digit (``-``, ``&`` or ``__`` alone is not a word);
+  Chinese, Japanese and Thai, written without spaces, count by their characters.
 """
 
 from __future__ import annotations
@@ -111,10 +112,21 @@ def trimmed(normalized: str) -> str:
 
 def count_words(trimmed: str) -> int:
     """The words of a trimmed, normalised quote: its space-separated tokens that hold a letter
-    or digit."""
+    or digit; in scripts written without spaces, a word for every two Chinese or Japanese
+    characters and every five Thai characters (``unspaced_words``), rounded down."""
     if trimmed.isascii():  # in C: drop all but letters, digits and spaces, count what is left
         return len(trimmed.encode().translate(None, _NOT_ALNUM_OR_SPACE).split())
-    return len(_WORD.findall(trimmed))
+    if UNSPACED.search(trimmed) is None:
+        return len(_WORD.findall(trimmed))
+    return len(_WORD.findall(UNSPACED.sub(" ", trimmed))) + int(unspaced_words(trimmed))
+
+
+def unspaced_words(normalized: str) -> float:
+    """About how many words the characters of scripts without spaces make: two Chinese or
+    Japanese characters (a character is about a morpheme), five Thai characters (vowel and tone
+    marks included) make a word. The one measure the quote floor and the claim rule share."""
+    thai = len(THAI.findall(normalized))
+    return thai / 5 + (len(UNSPACED.findall(normalized)) - thai) / 2
 
 
 # -- content words: what a citation must share with its claim ---------------------------------

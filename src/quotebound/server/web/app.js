@@ -128,6 +128,7 @@ async function readEvents(response, onEvent) {
 function chip(card, traceId, cite) {
   // The quote behind this claim's citation of the card, else the card's first quote.
   const target = cite && cite.span ? cite : card.quotes[0];
+  // an elided quote is several parts, each highlighted
   return el("button", {
     type: "button",
     class: "chip",
@@ -137,7 +138,7 @@ function chip(card, traceId, cite) {
     "aria-label": "Source " + card.number + ": " + card.label,
     "data-card": card.number,
     onclick: () => target
-      ? openSource(traceId, target.source, target.span, card.label)
+      ? openSource(traceId, target.source, partsOf(target), card.label)
       : null,
   }, String(card.number));
 }
@@ -182,7 +183,7 @@ function renderAnswer(a) {
         el("strong", {}, card.label), card.updated ? " · updated " + card.updated : "");
       for (const q of card.quotes) {
         item.append(el("blockquote", {}, "“" + q.text + "”",
-          " ", el("button", { type: "button", class: "link", onclick: () => openSource(a.trace_id, q.source, q.span, card.label) },
+          " ", el("button", { type: "button", class: "link", onclick: () => openSource(a.trace_id, q.source, partsOf(q), card.label) },
             "show in source" + (q.page ? " (p. " + q.page + ")" : ""))));
       }
       list.append(item);
@@ -204,7 +205,12 @@ function renderAnswer(a) {
 
 // -- the source panel ------------------------------------------------------------------
 
-async function openSource(traceId, sid, span, label) {
+// The verified spans of a citation or card quote: each part of an elided quote, else its span.
+function partsOf(q) {
+  return q.spans && q.spans.length ? q.spans : (q.span ? [q.span] : []);
+}
+
+async function openSource(traceId, sid, parts, label) {
   const panel = $("panel");
   const text = $("panel-text");
   panel.hidden = false;
@@ -225,18 +231,10 @@ async function openSource(traceId, sid, span, label) {
     // Spans count Unicode code points (the server is Python); JavaScript strings count UTF-16
     // units, so slice an array of code points, or emoji would shift every highlight.
     const chars = Array.from(src.text);
-    const current = span ? [span[0], span[1]] : null;
-    const spans = mergeSpans(view.spans.concat(current ? [current] : []));
-    if (current) {
-      appendMarked(text, chars, 0, current[0], spans);
-      const mark = el("mark", { class: "current" }, chars.slice(current[0], current[1]).join(""));
-      text.append(mark);
-      appendMarked(text, chars, current[1], chars.length, spans);
-      mark.scrollIntoView({ block: "center" });
-    } else {
-      appendMarked(text, chars, 0, chars.length, spans);
-      (text.querySelector("mark") || text).scrollIntoView({ block: "center" });
-    }
+    const current = mergeSpans(parts || []);
+    const spans = mergeSpans(view.spans.concat(current));
+    appendMarked(text, chars, 0, chars.length, spans, current);
+    (text.querySelector("mark.current") || text.querySelector("mark") || text).scrollIntoView({ block: "center" });
   } catch (err) {
     $("panel-meta").textContent = "Error: " + err.message;
   }
@@ -259,17 +257,29 @@ function mergeSpans(spans) {
   return out;
 }
 
-// chars[from, to) as text, with the parts inside any span marked.
-function appendMarked(container, chars, from, to, spans) {
-  let at = from;
-  for (const [start, end] of spans) {
-    const a = Math.max(start, from), b = Math.min(end, to);
-    if (a >= b) continue;
-    if (a > at) container.append(document.createTextNode(chars.slice(at, a).join("")));
-    container.append(el("mark", {}, chars.slice(a, b).join("")));
-    at = b;
+// chars[from, to) as text, with the parts inside any span marked; the parts inside a span of
+// `current` (the citation opened) marked "current", one mark per part.
+function appendMarked(container, chars, from, to, spans, current) {
+  const cuts = new Set([from, to]);
+  for (const [a, b] of spans.concat(current || [])) { cuts.add(Math.max(from, Math.min(a, to))); cuts.add(Math.max(from, Math.min(b, to))); }
+  const points = Array.from(cuts).sort((x, y) => x - y);
+  const inside = (list, a, b) => list.some(([s, e]) => s <= a && b <= e);
+  let run = null; // [from, to, kind] of the piece being built, kind "", "mark" or "current"
+  const flush = () => {
+    if (!run) return;
+    const piece = chars.slice(run[0], run[1]).join("");
+    if (!run[2]) container.append(document.createTextNode(piece));
+    else container.append(el("mark", run[2] === "current" ? { class: "current" } : {}, piece));
+  };
+  for (let i = 0; i + 1 < points.length; i++) {
+    const a = points[i], b = points[i + 1];
+    const kind = inside(current || [], a, b) ? "current" : inside(spans, a, b) ? "mark" : "";
+    // a part of the current quote stays one mark; elsewhere marks that touch are one
+    const same = run && run[2] === kind && (kind !== "current" || inside(current, run[0], b));
+    if (same) run[1] = b;
+    else { flush(); run = [a, b, kind]; }
   }
-  if (at < to) container.append(document.createTextNode(chars.slice(at, to).join("")));
+  flush();
 }
 
 // -- history ---------------------------------------------------------------------------
@@ -292,7 +302,7 @@ async function showHistory() {
         for (const cit of c.citations) {
           if (cit.valid && cit.span) {
             p.append(el("button", { type: "button", class: "chip", title: titles[cit.source] || cit.source,
-              onclick: () => openSource(t.id, cit.source, cit.span, titles[cit.source]) }, cit.source));
+              onclick: () => openSource(t.id, cit.source, partsOf(cit), titles[cit.source]) }, cit.source));
           } else {
             p.append(el("span", { class: "chip invalid", title: cit.reason || "invalid" }, (cit.source || "?") + " ✗"));
           }

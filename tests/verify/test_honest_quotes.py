@@ -1,0 +1,303 @@
+"""Quotes an honest writer produces: elisions, editorial brackets, scripts without spaces,
+unvocalised Arabic and Hebrew, and sources with markup or layout left in them."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from quotebound import Policy, Source, Verdict, WorkingSet
+from quotebound.cards import build_cards
+from quotebound.entailment.tier import evidence_text
+from quotebound.ingest.loaders import clean_text
+from quotebound.text.quoteparts import MAX_PARTS, split_quote
+
+from .verifykit import answer, cit, claim, one, only_citation
+from .verifykit import check as _check
+
+PROTEIN = (
+    "Protein X (PROT-7) is found in most cells. Protein X functions as a kinase, and it plays "
+    "a critical role in the repair of damaged DNA."
+)
+OTHER = "In neurons, another enzyme plays a critical role in the repair of synapses."
+WS = WorkingSet([Source("S1", PROTEIN), Source("S2", OTHER)])
+FLOOR_3 = Policy(min_quote_words=3)
+
+
+def check(output: str, ws: WorkingSet = WS, policy: Policy | None = None) -> Verdict:
+    return _check(output, ws, policy=policy)
+
+
+def _texts(source: str, parts: tuple[tuple[int, int], ...]) -> list[str]:
+    return [source[a:b] for a, b in parts]
+
+
+# -- elisions ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mark", ["...", "…", "[...]", "[…]", ". . .", "(...)"])
+def test_an_elided_quote_is_verified_part_by_part(mark: str) -> None:
+    quote = f"Protein X functions as a kinase {mark} plays a critical role in the repair"
+    c = only_citation(check(one("Protein X plays a critical role in DNA repair.", "S1", quote)))
+    assert c.valid, c.message
+    assert _texts(PROTEIN, c.parts) == [
+        "Protein X functions as a kinase",
+        "plays a critical role in the repair",
+    ]
+    assert c.span == (c.parts[0][0], c.parts[1][1])  # the cover, from first part to last
+
+
+def test_the_issue_example_each_part_meets_the_floor() -> None:
+    quote = "Protein X functions ... plays a critical role"
+    c = only_citation(check(one("Protein X plays a critical role.", "S1", quote)))
+    assert c.reason == "quote_too_short"  # "Protein X functions" is 3 words, the floor 4
+    assert "part 1 of the quote" in (c.message or "")
+    c = only_citation(check(one("Protein X plays a critical role.", "S1", quote), policy=FLOOR_3))
+    assert c.valid
+    assert _texts(PROTEIN, c.parts) == ["Protein X functions", "plays a critical role"]
+
+
+def test_parts_out_of_order_are_not_found() -> None:
+    quote = "plays a critical role in the repair ... Protein X functions as a kinase"
+    c = only_citation(check(one("Protein X plays a critical role.", "S1", quote)))
+    assert c.reason == "quote_not_found"
+    assert "part 2 of the quote" in (c.message or "") and "after part 1" in (c.message or "")
+
+
+def test_a_part_found_only_in_another_source_fails_and_says_where() -> None:
+    quote = "Protein X functions as a kinase ... a critical role in the repair of synapses"
+    c = only_citation(check(one("Protein X repairs synapses.", "S1", quote)))
+    assert c.reason == "quote_not_found"
+    assert "it is in S2" in (c.message or "")
+
+
+def test_parts_may_not_overlap() -> None:
+    ws = WorkingSet([Source("S1", "Employees are entitled to sixteen weeks of paid leave.")])
+    quote = "are entitled to sixteen weeks ... sixteen weeks of paid leave"
+    c = only_citation(check(one("Employees get sixteen weeks of leave.", "S1", quote), ws))
+    assert c.reason == "quote_not_found"
+
+
+def test_a_number_in_the_elided_middle_is_not_evidence() -> None:
+    ws = WorkingSet(
+        [Source("S1", "Employees are entitled to paid leave of 16 weeks in total, as HR says.")]
+    )
+    quote = "Employees are entitled to paid leave ... in total, as HR says"
+    c = only_citation(check(one("Employees get 16 weeks of paid leave.", "S1", quote), ws))
+    assert c.reason == "number_not_in_source"  # 16 was left out of what was quoted
+    assert c.span is not None  # found, then failed support: the reviewer sees where
+
+
+def test_a_quote_found_as_written_is_never_read_in_parts() -> None:
+    source = "He paused... then said the contract [3] was signed on Monday."
+    ws = WorkingSet([Source("S1", source)])
+    c = only_citation(check(one("The contract was signed on Monday.", "S1", source[:-1]), ws))
+    assert c.valid and c.spans is None
+    assert c.span == (0, len(source) - 1)
+
+
+def test_too_many_parts_are_read_as_written_and_work_is_bounded() -> None:
+    quote = " ... ".join(["Protein X functions as a kinase"] * (MAX_PARTS + 1))
+    assert split_quote(quote.lower()) is None
+    # hostile: every piece occurs at every word of the source, and no placement fits
+    ws = WorkingSet([Source("S1", "a " * 20000 + "b")])
+    hostile = " [x] ".join(["a"] * 11) + " [x] c"
+    started = time.perf_counter()
+    c = only_citation(check(one("The letter a is everywhere.", "S1", hostile), ws))
+    assert c.reason == "quote_not_found"
+    assert time.perf_counter() - started < 10  # bounded work, not a timing target
+
+
+# -- editorial brackets -----------------------------------------------------------------------
+
+
+def test_a_bracketed_insertion_is_not_part_of_the_match() -> None:
+    quote = "Protein X functions [PROT-7] as a kinase"
+    c = only_citation(check(one("PROT-7 functions as a kinase.", "S1", quote)))
+    assert c.valid, c.message
+    assert _texts(PROTEIN, c.parts) == ["Protein X functions as a kinase"]
+
+
+def test_a_bracket_may_stand_for_a_few_words() -> None:
+    quote = "[Protein X] plays a critical role in the repair of damaged DNA"
+    c = only_citation(check(one("Protein X plays a critical role in DNA repair.", "S1", quote)))
+    assert c.valid
+    quote = "and it [Protein X] plays a critical role in the repair"
+    c = only_citation(check(one("Protein X plays a critical role in DNA repair.", "S1", quote)))
+    assert c.valid
+    assert _texts(PROTEIN, c.parts) == ["and it plays a critical role in the repair"]
+
+
+def test_a_bracket_does_not_bridge_a_long_gap() -> None:
+    quote = "Protein X is found [PROT-7] a critical role in the repair"
+    c = only_citation(check(one("Protein X plays a critical role.", "S1", quote)))
+    assert c.reason == "quote_not_found"
+    assert "outside its brackets" in (c.message or "")
+
+
+def test_what_a_bracket_adds_is_checked_as_claim_content() -> None:
+    quote = "Protein X functions [PROT-8] as a kinase"
+    c = only_citation(check(one("Protein X functions as a kinase.", "S1", quote)))
+    assert c.reason == "identifier_not_in_source"
+    assert "bracketed [prot-8]" in (c.message or "")
+    quote = "Protein X functions [in 9 organs] as a kinase"
+    c = only_citation(check(one("Protein X functions as a kinase.", "S1", quote)))
+    assert c.reason == "number_not_in_source"
+
+
+def test_sic_and_a_bracket_with_an_elision() -> None:
+    text = "The comittee approved the budget of 2 million in March after a long debate."
+    ws = WorkingSet([Source("S1", text)])
+    quote = "The comittee [sic] approved the budget of 2 million"
+    c = only_citation(check(one("The committee approved a 2 million budget.", "S1", quote), ws))
+    assert c.valid, c.message
+    assert _texts(text, c.parts) == ["The comittee approved the budget of 2 million"]
+    quote = "The comittee [sic] approved the budget [...] in March after a long debate"
+    c = only_citation(check(one("The committee approved the budget in March.", "S1", quote), ws))
+    assert c.valid and c.spans is not None and len(c.spans) == 2
+
+
+# -- the parts reach the verdict, the cards and the evidence ----------------------------------
+
+
+def test_parts_round_trip_and_reach_cards_and_evidence() -> None:
+    quote = "Protein X functions as a kinase … plays a critical role in the repair"
+    verdict = check(one("Protein X plays a critical role in DNA repair.", "S1", quote))
+    data = json.loads(json.dumps(verdict.to_dict()))
+    assert data["claims"][0]["citations"][0]["spans"] == [
+        list(p) for p in verdict.claims[0].citations[0].parts
+    ]
+    again = Verdict.from_dict(data)
+    assert again.to_dict() == verdict.to_dict()
+    cards, per_claim = build_cards(verdict, WS)
+    q = cards[0].quotes[0]
+    assert q.text == "Protein X functions as a kinase … plays a critical role in the repair"
+    assert q.spans == verdict.claims[0].citations[0].spans
+    assert per_claim[0][0].spans == q.spans
+    c = verdict.claims[0].citations[0]
+    assert evidence_text(WS, "S1", c.quote, c.parts) == q.text
+
+
+@pytest.mark.parametrize("bad", [[], [[1]], [[1, "2"]], "0-3", [[0, 3], None]])
+def test_a_malformed_spans_field_is_refused(bad: object) -> None:
+    verdict = check(
+        one("Protein X functions as a kinase.", "S1", "Protein X functions as a kinase")
+    )
+    data = verdict.to_dict()
+    data["claims"][0]["citations"][0]["spans"] = bad
+    with pytest.raises(Exception, match="spans must be"):
+        Verdict.from_dict(data)
+
+
+# -- scripts without spaces -------------------------------------------------------------------
+
+CHINESE = "员工享有十六周带薪育儿假。在德国，公司在前十四周将工资补足至全额。"
+JAPANESE = "従業員は十六週間の有給育児休暇を取得できます。ドイツでは最初の十四週間は全額支給です。"
+THAI = "พนักงานมีสิทธิ์ลาเลี้ยงดูบุตรได้สิบหกสัปดาห์โดยได้รับค่าจ้าง ส่วนในเยอรมนีบริษัทจ่ายเต็มจำนวน"
+
+
+@pytest.mark.parametrize(
+    ("source", "quote", "short"),
+    [
+        (CHINESE, "员工享有十六周带薪育儿假", "员工享有"),
+        (JAPANESE, "従業員は十六週間の有給育児休暇を取得できます", "従業員は"),
+        (THAI, "พนักงานมีสิทธิ์ลาเลี้ยงดูบุตรได้สิบหกสัปดาห์", "พนักงานมีสิทธิ์"),
+    ],
+)
+def test_a_whole_sentence_in_a_script_without_spaces_passes_the_floor(
+    source: str, quote: str, short: str
+) -> None:
+    ws = WorkingSet([Source("S1", source)])
+    c = only_citation(check(answer(claim(quote + "。", cit("S1", quote))), ws))
+    assert c.valid, c.message
+    assert source[c.span[0] : c.span[1]] == quote
+    c = only_citation(check(answer(claim(quote + "。", cit("S1", short))), ws))
+    assert c.reason == "quote_too_short"
+    assert "count as a word" in (c.message or "")
+
+
+# -- optional vowel marks ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "quote"),
+    [
+        ("قَالَ الْمُدِيرُ: يَحْصُلُ الْمُوَظَّفُونَ عَلَى إِجَازَةٍ مَدْفُوعَةِ الْأَجْرِ.", "يحصل الموظفون على إجازة مدفوعة"),
+        ("הָעוֹבְדִים זַכָּאִים לְשִׁשָּׁה עָשָׂר שָׁבוּעוֹת שֶׁל חֻפְשָׁה בְּתַשְׁלוּם.", "העובדים זכאים לששה עשר שבועות"),
+    ],
+)
+def test_an_unvocalised_quote_of_a_vocalised_source(source: str, quote: str) -> None:
+    ws = WorkingSet([Source("S1", source)])
+    c = only_citation(check(answer(claim(quote + ".", cit("S1", quote))), ws))
+    assert c.valid, c.message
+    start, end = c.span
+    assert source[start] != " " and source[end - 1] != " "
+    verdict = check(answer(claim(quote + ".", cit("S1", quote))), ws)
+    assert verdict.normalization == "qb-norm-2"
+
+
+def test_latin_accents_are_not_optional() -> None:
+    ws = WorkingSet([Source("S1", "Le café est fermé le lundi toute la journée.")])
+    c = only_citation(check(one("Le café est fermé.", "S1", "Le cafe est ferme le lundi"), ws))
+    assert c.reason == "quote_not_found"
+
+
+# -- what renderers and layout do to sources --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "quote", "highlighted"),
+    [
+        (
+            "Employees get **16 weeks** of _paid_ parental leave, as HR says.",
+            "Employees get 16 weeks of paid parental leave",
+            "Employees get **16 weeks** of _paid_ parental leave",
+        ),
+        (
+            "See [the leave policy](https://intranet.example/leave) for the 16 weeks rule.",
+            "See the leave policy for the 16 weeks rule",
+            "See [the leave policy](https://intranet.example/leave) for the 16 weeks rule",
+        ),
+        (
+            "Run `quotebound verify` on the 16 weeks answer before shipping.",
+            "Run quotebound verify on the 16 weeks answer",
+            "Run `quotebound verify` on the 16 weeks answer",
+        ),
+        (
+            "Employees get 16 weeks of paid paren\u00adtal leave in total.",  # a soft hyphen
+            "Employees get 16 weeks of paid parental leave",
+            "Employees get 16 weeks of paid paren\u00adtal leave",
+        ),
+        (
+            "Employees get 16 weeks of ﬁnancially paid leave in total.",  # a ligature
+            "Employees get 16 weeks of financially paid leave",
+            "Employees get 16 weeks of ﬁnancially paid leave",
+        ),
+    ],
+)
+def test_quotes_survive_markup_and_layout(source: str, quote: str, highlighted: str) -> None:
+    ws = WorkingSet([Source("S1", source)])
+    c = only_citation(check(one("Employees get 16 weeks of leave.", "S1", quote), ws))
+    assert c.valid, c.message
+    assert source[c.span[0] : c.span[1]] == highlighted
+
+
+def test_markup_inside_a_word_is_not_taken_out() -> None:
+    ws = WorkingSet([Source("S1", "Set the flag max_leave_weeks to 16 for every employee.")])
+    c = only_citation(check(one("The flag is 16.", "S1", "Set the flag maxleaveweeks to 16"), ws))
+    assert c.reason == "quote_not_found"
+
+
+def test_pdf_line_break_hyphenation_is_cleaned_at_ingest_and_the_span_maps() -> None:
+    page = (
+        "Employees are entitled to sixteen weeks of paid paren-\ntal leave unless local law\n"
+        "provides more."
+    )
+    text = clean_text(page)
+    ws = WorkingSet([Source("S1", text)])
+    quote = "entitled to sixteen weeks of paid parental leave unless local law provides more"
+    c = only_citation(check(one("Employees get sixteen weeks of paid leave.", "S1", quote), ws))
+    assert c.valid, (text, c.message)
+    assert " ".join(text[c.span[0] : c.span[1]].split()) == quote

@@ -1,0 +1,336 @@
+"""Providers' own citations, read from responses shaped as each vendor's API reference
+documents them (tests/data/native, written from the references, secrets-free), and verified
+like any other output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from quotebound import Source, Verdict, WorkingSet
+from quotebound.native import detect, load
+
+from .verifykit import check
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "native"
+S1 = "Employees are entitled to 16 weeks of paid parental leave unless local law provides more."
+S2 = (
+    "In Germany, the company tops up statutory parental allowance to full salary for the "
+    "first 14 weeks."
+)
+WS = WorkingSet(
+    [
+        Source(
+            "S1",
+            S1,
+            key="hr:leave.md#c1",
+            title="Global leave policy",
+            url="https://hr.example.com/leave",
+        ),
+        Source(
+            "S2",
+            S2,
+            key="hr:germany.pdf#c1",
+            title="Germany addendum",
+            url="https://hr.example.com/germany.pdf",
+            page=2,
+        ),
+    ]
+)
+Q1 = "Employees are entitled to 16 weeks of paid parental leave"
+
+
+def fixture(name: str) -> str:
+    return (DATA / name).read_text(encoding="utf-8")
+
+
+def run(raw: str, fmt: str = "auto") -> Verdict:
+    return check(raw, WS, fmt)
+
+
+def outcome(verdict: Verdict) -> list[tuple[bool, list[tuple[str | None, str | None]]]]:
+    """Per claim: kept, and each citation's (source, reason)."""
+    return [(c.kept, [(x.source, x.reason) for x in c.citations]) for c in verdict.claims]
+
+
+# -- Anthropic -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["auto", "anthropic"])
+def test_anthropic_citations_are_verified_with_their_offsets(fmt: str) -> None:
+    verdict = run(fixture("anthropic_message.json"), fmt)
+    assert verdict.format == "anthropic" and verdict.status == "partial"
+    assert outcome(verdict) == [
+        (True, [("S1", None)]),
+        (True, [("S2", None)]),
+        (False, [("S1", "unrelated_evidence")]),  # a verbatim quote about something else
+        (False, [(None, "unknown_source")]),  # document_index 7 was never sent
+    ]
+    first, second = (verdict.claims[i].citations[0] for i in (0, 1))
+    assert first.span == (0, len(Q1)) and first.native is not None
+    assert first.native["offsets"] == [0, len(Q1)] and first.native["agrees"] is True
+    # the provider's offsets [3, 50) do not hold the quote: said, and the verified span kept
+    assert second.native is not None and second.native["agrees"] is False
+    assert second.native["found"] == list(second.span or ())
+    assert S2[slice(*second.span)] == (  # type: ignore[misc]
+        "the company tops up statutory parental allowance to full salary for the first 14 weeks"
+    )
+    assert verdict.claims[3].citations[0].ref == "doc_7"  # a label, never a guess
+
+
+def test_anthropic_offsets_of_a_second_occurrence_are_kept() -> None:
+    text = "Leave is paid in full for new parents. Leave is paid in full for new parents here."
+    ws = WorkingSet([Source("S1", text)])
+    quote = "Leave is paid in full for new parents"
+    at = text.index(quote, 5)
+    raw = json.dumps(
+        _message(_cited("New parents get fully paid leave.", quote, 0, at, at + len(quote)))
+    )
+    c = check(raw, ws).claims[0].citations[0]
+    assert c.valid and c.span == (at, at + len(quote))
+    assert c.native is not None and c.native["agrees"] is True
+
+
+def test_anthropic_pages_are_checked_against_the_source_page() -> None:
+    verdict = run(fixture("anthropic_pages.json"))
+    assert verdict.status == "grounded"
+    pages, blocks = (verdict.claims[i].citations[0].native for i in (0, 1))
+    assert pages == {"type": "page_location", "pages": [2, 3], "agrees": True}
+    assert blocks == {"type": "content_block_location", "blocks": [0, 1], "agrees": None}
+    data = json.loads(fixture("anthropic_pages.json"))
+    data["content"][0]["citations"][0] |= {"start_page_number": 5, "end_page_number": 6}
+    native = run(json.dumps(data)).claims[0].citations[0].native
+    assert native is not None and native["agrees"] is False
+
+
+def test_an_anthropic_stream_is_assembled_and_a_cut_one_is_unparseable() -> None:
+    verdict = run(fixture("anthropic_stream.sse"))
+    assert verdict.format == "anthropic" and verdict.status == "grounded"
+    assert [c.text for c in verdict.claims] == [
+        "Employees get 16 weeks of paid parental leave.",
+        "In Germany, the company tops up pay to full salary for the first 14 weeks.",
+    ]
+    cut = run(fixture("anthropic_stream_cut.sse"))
+    assert cut.status == "unparseable"
+    assert cut.error is not None and "before message_stop" in cut.error
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field"),
+    [
+        (lambda d: d.pop("content"), '"content"'),
+        (lambda d: d["content"][1].__setitem__("citations", "S1"), "content[1].citations"),
+        (lambda d: d["content"][1]["citations"][0].pop("cited_text"), "cited_text"),
+        (
+            lambda d: d["content"][1]["citations"][0].__setitem__("document_index", "0"),
+            "document_index",
+        ),
+        (lambda d: d["content"][1]["citations"][0].pop("start_char_index"), "start_char_index"),
+        (lambda d: d["content"][1].__setitem__("text", None), "content[1].text"),
+    ],
+)
+def test_a_malformed_anthropic_response_names_the_field(mutate: Any, field: str) -> None:
+    data = json.loads(fixture("anthropic_message.json"))
+    mutate(data)
+    verdict = run(json.dumps(data), "anthropic")
+    assert verdict.status == "unparseable"
+    assert verdict.error is not None and field in verdict.error
+
+
+def test_a_web_search_citation_is_not_a_source_sent() -> None:
+    block = {
+        "type": "text",
+        "text": "Employees get 16 weeks of paid parental leave.",
+        "citations": [
+            {
+                "type": "web_search_result_location",
+                "cited_text": Q1,
+                "url": "https://hr.example.com/leave",
+                "title": "Leave",
+                "encrypted_index": "Eo8BCioIAhgBIiQyYjQ0OWJmZi1lNm",
+            }
+        ],
+    }
+    c = run(json.dumps(_message(block))).claims[0].citations[0]
+    assert c.reason == "unknown_source"
+
+
+# -- OpenAI ----------------------------------------------------------------------------------------
+
+
+def test_openai_responses_annotations_map_by_url_and_file() -> None:
+    verdict = run(fixture("openai_responses.json"))
+    assert verdict.format == "openai"
+    assert outcome(verdict) == [
+        (True, [("S1", None)]),  # url_citation: the source with that URL
+        (True, [("S2", None)]),  # file_citation: the source of germany.pdf
+        (False, [("S1", "unrelated_evidence")]),
+    ]
+    c = verdict.claims[1].citations[0]
+    assert c.quote is None and c.span is None  # no quote: it carries none, and shows none
+    assert c.native is not None and c.native["filename"] == "germany.pdf"
+
+
+def test_openai_chat_annotations_and_a_page_never_sent() -> None:
+    verdict = run(fixture("openai_chat.json"), "openai")
+    assert outcome(verdict) == [(True, [("S1", None)]), (False, [(None, "unknown_source")])]
+    assert verdict.claims[1].citations[0].ref == "https://elsewhere.example.org/vendors"
+
+
+def test_an_openai_stream_is_read_from_its_completed_event() -> None:
+    verdict = run(fixture("openai_responses_stream.sse"))
+    assert verdict.format == "openai" and verdict.status == "partial"
+    cut = fixture("openai_responses_stream.sse").split("event: response.completed")[0]
+    verdict = run(cut)
+    assert verdict.status == "unparseable" and "response.completed" in (verdict.error or "")
+
+
+def test_an_openai_annotation_outside_the_answer_is_unparseable() -> None:
+    data = json.loads(fixture("openai_responses.json"))
+    note = data["output"][1]["content"][0]["annotations"][0]
+    note["end_index"] = 10_000
+    verdict = run(json.dumps(data))
+    assert verdict.status == "unparseable" and "outside the answer" in (verdict.error or "")
+
+
+# -- Cohere ----------------------------------------------------------------------------------------
+
+
+def test_cohere_v2_citations_resolve_ids_and_doc_numbers() -> None:
+    verdict = run(fixture("cohere_v2.json"))
+    assert verdict.format == "cohere"
+    assert outcome(verdict) == [
+        (True, [("S1", None)]),
+        (True, [("S2", None)]),  # doc:1, the second document sent
+        (False, [("S1", "unrelated_evidence"), (None, "unknown_source")]),  # doc:9: never sent
+    ]
+
+
+def test_cohere_v1_and_a_v2_stream() -> None:
+    v1 = run(fixture("cohere_v1.json"), "cohere")
+    assert outcome(v1) == [(True, [("S1", None)]), (True, [("S2", None)]), (False, [])]
+    assert v1.claims[2].reason == "no_citation"  # a statement no citation covers
+    stream = run(fixture("cohere_v2_stream.sse"))
+    assert stream.format == "cohere"
+    assert outcome(stream)[:2] == [(True, [("S1", None)]), (True, [("S2", None)])]
+    cut = fixture("cohere_v2_stream.sse").split("event: message-end")[0]
+    assert run(cut).status == "unparseable"
+
+
+# -- Gemini ----------------------------------------------------------------------------------------
+
+
+def test_gemini_grounding_supports_count_utf8_bytes() -> None:
+    verdict = run(fixture("gemini.json"))
+    assert verdict.format == "gemini"
+    assert outcome(verdict) == [
+        (True, [("S1", None)]),  # by the chunk's uri
+        (True, [("S2", None), (None, "unknown_source")]),  # by exact text; a web page never sent
+    ]
+    native = verdict.claims[0].citations[0].native
+    assert native is not None and native["confidence"] == 0.97
+    text = json.loads(fixture("gemini.json"))["candidates"][0]["content"]["parts"][0]["text"]
+    start, end = native["answer_span"]  # characters, though the response counts bytes ("–")
+    assert text[start:end] == "Employees get 16 weeks of paid parental leave."
+
+
+def test_a_gemini_stream_and_a_cut_one() -> None:
+    assert outcome(run(fixture("gemini_stream.json"))) == outcome(run(fixture("gemini.json")))
+    chunks = json.loads(fixture("gemini_stream.json"))[:1]
+    verdict = run(json.dumps(chunks), "gemini")
+    assert verdict.status == "unparseable" and "finishReason" in (verdict.error or "")
+
+
+def test_a_gemini_segment_past_the_answer_is_unparseable() -> None:
+    data = json.loads(fixture("gemini.json"))
+    data["candidates"][0]["groundingMetadata"]["groundingSupports"][0]["segment"]["endIndex"] = 9999
+    verdict = run(json.dumps(data))
+    assert verdict.status == "unparseable" and "groundingSupports[0].segment" in (
+        verdict.error or ""
+    )
+
+
+# -- every vendor ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("vendor", ["anthropic", "openai", "cohere", "gemini"])
+def test_an_abstention_in_each_vendors_shape(vendor: str) -> None:
+    sentinel = "Not covered by the provided documents."
+    shapes = {
+        "anthropic": _message({"type": "text", "text": sentinel}),
+        "openai": {
+            "object": "response",
+            "output": [
+                {
+                    "type": "message",
+                    "content": [{"type": "output_text", "text": sentinel, "annotations": []}],
+                }
+            ],
+        },
+        "cohere": {
+            "message": {"role": "assistant", "content": [{"type": "text", "text": sentinel}]}
+        },
+        "gemini": {
+            "candidates": [{"content": {"parts": [{"text": sentinel}]}, "finishReason": "STOP"}]
+        },
+    }
+    verdict = run(json.dumps(shapes[vendor]))
+    assert verdict.format == vendor and verdict.status == "abstained"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["", "{}", "[1, 2]", "data: {not json", '{"type": "message", "content": {}}', "[{}]"],
+)
+def test_garbage_is_a_clear_status_never_a_crash(raw: str) -> None:
+    for vendor in ("anthropic", "openai", "cohere", "gemini"):
+        verdict = run(raw, vendor)
+        assert verdict.status == "unparseable" and verdict.error, (vendor, raw)
+
+
+def test_detection_leaves_our_own_contract_alone() -> None:
+    ours = {"answerable": True, "claims": []}
+    assert detect(ours) is None
+    assert run(json.dumps(ours)).format == "json"
+    assert detect(load(fixture("anthropic_stream.sse"))) == "anthropic"
+
+
+def test_the_native_record_round_trips() -> None:
+    verdict = run(fixture("anthropic_message.json"))
+    again = Verdict.from_dict(json.loads(json.dumps(verdict.to_dict())))
+    assert again.to_dict() == verdict.to_dict()
+    data = verdict.to_dict()
+    data["claims"][0]["citations"][0]["native"] = "char_location"
+    with pytest.raises(Exception, match="native must be"):
+        Verdict.from_dict(data)
+
+
+def _cited(text: str, quote: str, index: int, start: int, end: int) -> dict[str, Any]:
+    return {
+        "type": "text",
+        "text": text,
+        "citations": [
+            {
+                "type": "char_location",
+                "cited_text": quote,
+                "document_index": index,
+                "document_title": None,
+                "start_char_index": start,
+                "end_char_index": end,
+            }
+        ],
+    }
+
+
+def _message(*blocks: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": "msg_test",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": list(blocks),
+        "stop_reason": "end_turn",
+    }
