@@ -639,3 +639,61 @@ def test_a_conflict_in_the_repair_turn_is_numbered_as_the_other_failures(policie
     repair_turn = provider.requests[1].messages[-1].content
     assert "claim 1 cites 'S9'" in repair_turn
     assert f"claim 2 gives other figures than {ids[NEW_POLICY]}" in repair_turn
+
+
+def test_the_anthropic_provider_is_verified_on_its_own_response(store: Store) -> None:
+    """The real adapter over a fake Messages API: its citations read as received, its offsets
+    compared, and the trace holding the response exactly as it came."""
+    import httpx
+
+    from quotebound.providers.anthropic import AnthropicProvider
+
+    replies: list[dict[str, object]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        documents = [
+            b
+            for b in json.loads(request.content)["messages"][0]["content"]
+            if b["type"] == "document"
+        ]
+        index = next(i for i, d in enumerate(documents) if GERMANY in d["source"]["data"])
+        quote = "tops up statutory parental allowance to full salary for the first 14 weeks"
+        reply = {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-test",
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+            "content": [
+                {
+                    "type": "text",
+                    "text": "In Germany the company pays full salary for 14 weeks.",
+                    "citations": [
+                        {
+                            "type": "char_location",
+                            "cited_text": quote,
+                            "document_index": index,
+                            "document_title": None,
+                            "start_char_index": 0,
+                            "end_char_index": len(quote),
+                        }
+                    ],
+                }
+            ],
+        }
+        replies.append(reply)
+        return httpx.Response(200, json=reply)
+
+    provider = AnthropicProvider(
+        "claude-test", base_url="http://claude.test", transport=httpx.MockTransport(handler)
+    )
+    answer = ask(QUESTION, store, provider, AskOptions(entailment=None))
+    assert answer.status == "grounded" and len(replies) == 1
+    trace = store.get_trace(answer.trace_id or "")
+    assert json.loads(trace.attempts[0].output) == replies[0]
+    verdict = served_verdict(trace)
+    assert verdict is not None and verdict.format == "anthropic"
+    citation = verdict.claims[0].citations[0]
+    assert citation.native is not None and citation.native["agrees"] is False  # offsets were off
+    assert GERMANY[slice(*citation.native["found"])].startswith("tops up")

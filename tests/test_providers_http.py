@@ -254,25 +254,24 @@ def test_anthropic_repair_turn_follows_the_documents() -> None:
     assert "quote for claim 1 not found" in seen[0]["messages"][2]["content"]
 
 
-# -- Anthropic: native citations, mapped and verified ------------------------------------------
+# -- Anthropic: native citations, read and verified ------------------------------------------
 
 
 def test_anthropic_verbatim_native_citation_is_grounded_with_its_span() -> None:
     reply = messages_reply(cited("Parental leave is 14 weeks", 0, LEAVE), plain(".\n"))
-    completion = ask(anthropic(replying(reply)))
+    provider = anthropic(replying(reply))
+    assert provider.capabilities.answers_in == "anthropic"
+    completion = ask(provider)
     assert completion.model == "claude-test-2026"
     assert completion.finish_reason == "end_turn"
     assert completion.usage == {"input_tokens": 900, "output_tokens": 40}
-    assert json.loads(completion.text) == {
-        "answerable": True,
-        "claims": [
-            {"text": "Parental leave is 14 weeks", "citations": [{"source": "S1", "quote": LEAVE}]}
-        ],
-        "missing": "",
-    }
-    verdict = verify(WS, completion.text)
-    assert verdict.status == "grounded"
-    assert verdict.claims[0].citations[0].span == LEAVE_SPAN
+    assert json.loads(completion.text) == reply  # exactly what was received, for the trace
+    verdict = verify(WS, completion.text, "anthropic")
+    assert verdict.status == "grounded" and verdict.format == "anthropic"
+    assert [c.text for c in verdict.claims] == ["Parental leave is 14 weeks"]
+    citation = verdict.claims[0].citations[0]
+    assert citation.span == LEAVE_SPAN
+    assert citation.native == {"type": "char_location", "offsets": list(LEAVE_SPAN), "agrees": True}
 
 
 @pytest.mark.parametrize("kind", ["page_location", "content_block_location"])
@@ -300,10 +299,9 @@ def test_anthropic_altered_number_in_claim_is_not_in_source() -> None:
 
 
 def test_anthropic_document_index_out_of_range_is_unknown_source() -> None:
-    completion = ask(anthropic(replying(messages_reply(cited(LEAVE, 7, LEAVE)))))
-    assert json.loads(completion.text)["claims"][0]["citations"][0]["source"] == "doc_7"
-    citation = verify(WS, completion.text).claims[0].citations[0]
-    assert citation.reason == "unknown_source"
+    citation = verdict_of(anthropic(replying(messages_reply(cited(LEAVE, 7, LEAVE))))).claims[0]
+    assert citation.citations[0].ref == "doc_7"
+    assert citation.citations[0].reason == "unknown_source"
 
 
 def test_out_of_range_label_never_names_a_source_of_the_set() -> None:
@@ -313,12 +311,12 @@ def test_out_of_range_label_never_names_a_source_of_the_set() -> None:
         cited(LEAVE, 1, LEAVE, "search_result_location"),
         {"type": "text", "text": LEAVE, "citations": [{"type": "7", "cited_text": LEAVE}]},
     )
-    completion = ask(anthropic(replying(reply)), ws)
-    sources = [c["citations"][0]["source"] for c in json.loads(completion.text)["claims"]]
-    assert sources[0] != "doc_5" and sources[0] not in ws
-    assert sources[1] == "search_result_location"  # not a document location: never guessed
-    assert sources[2] not in ws and not sources[2].isdigit()
-    reasons = [c.citations[0].reason for c in verify(ws, completion.text).claims]
+    verdict = verify(ws, ask(anthropic(replying(reply)), ws).text)
+    refs = [c.citations[0].ref for c in verdict.claims]
+    assert refs[0] != "doc_5" and refs[0] not in ws
+    assert refs[1] == "search_result_location"  # not a document location: never guessed
+    assert refs[2] not in ws and not refs[2].isdigit()
+    reasons = [c.citations[0].reason for c in verdict.claims]
     assert reasons == ["unknown_source", "unknown_source", "unknown_source"]
 
 
@@ -332,15 +330,13 @@ def test_anthropic_uncited_text_is_a_claim_without_citations() -> None:
         plain(" — "),
         plain("and managers say it is the most generous policy around."),
     )
-    completion = ask(anthropic(replying(reply)))
-    claims = json.loads(completion.text)["claims"]
-    assert [c["text"] for c in claims] == [
+    verdict = verdict_of(anthropic(replying(reply)))
+    assert [c.text for c in verdict.claims] == [
         "parental leave is 14 weeks",
         "Claims are paid within 30 days",
         "— and managers say it is the most generous policy around.",
     ]
-    assert claims[2]["citations"] == []
-    verdict = verify(WS, completion.text)
+    assert verdict.claims[2].citations == ()
     assert verdict.status == "partial"
     assert [c.reason for c in verdict.claims] == [None, None, "no_citation"]
 
@@ -358,9 +354,9 @@ def test_anthropic_uncited_text_is_a_claim_without_citations() -> None:
 )
 def test_anthropic_uncited_connective_is_not_a_claim(glue: list[dict[str, Any]]) -> None:
     reply = messages_reply(*glue, cited(LEAVE, 0, LEAVE), *glue)
-    completion = ask(anthropic(replying(reply)))
-    assert [c["text"] for c in json.loads(completion.text)["claims"]] == [LEAVE]
-    assert verify(WS, completion.text).status == "grounded"
+    verdict = verdict_of(anthropic(replying(reply)))
+    assert [c.text for c in verdict.claims] == [LEAVE]
+    assert verdict.status == "grounded"
 
 
 @pytest.mark.parametrize(
@@ -371,15 +367,14 @@ def test_anthropic_uncited_connective_is_not_a_claim(glue: list[dict[str, Any]])
         [plain("Managers should plan cover for absences.")],  # 6 words
         [plain("Managers should "), plain("plan cover for absences.")],
         [plain("In addition, managers are told to plan cover early.")],
+        [plain(" Aspirin cures cancer.")],  # short, but a whole sentence
     ],
 )
 def test_anthropic_uncited_statement_is_a_claim(uncited: list[dict[str, Any]]) -> None:
     reply = messages_reply(cited(LEAVE, 0, LEAVE), *uncited)
-    completion = ask(anthropic(replying(reply)))
-    claims = json.loads(completion.text)["claims"]
+    verdict = verdict_of(anthropic(replying(reply)))
     text = "".join(block["text"] for block in uncited).strip()
-    assert claims[1:] == [{"text": text, "citations": []}]
-    verdict = verify(WS, completion.text)
+    assert [(c.text, c.citations) for c in verdict.claims[1:]] == [(text, ())]
     assert [c.reason for c in verdict.claims] == [None, "no_citation"]
 
 
@@ -392,15 +387,18 @@ def test_anthropic_uncited_statement_is_a_claim(uncited: list[dict[str, Any]]) -
     ],
 )
 def test_anthropic_sentinel_is_abstention(blocks: list[dict[str, Any]]) -> None:
-    completion = ask(anthropic(replying(messages_reply(*blocks))))
-    assert completion.text == SENTINEL
-    assert verify(WS, completion.text).status == "abstained"
+    assert verdict_of(anthropic(replying(messages_reply(*blocks)))).status == "abstained"
 
 
 def test_anthropic_skips_non_text_blocks() -> None:
     thinking = {"type": "thinking", "thinking": "S1 says 16 weeks?", "signature": "x"}
     reply = messages_reply(thinking, cited(LEAVE, 0, LEAVE))
     assert verdict_of(anthropic(replying(reply))).status == "grounded"
+
+
+def test_anthropic_error_object_in_a_200_is_quoted() -> None:
+    error = error_of(anthropic(replying({"type": "error", "error": {"message": "overloaded"}})))
+    assert error.kind == "bad_response" and "overloaded" in str(error)
 
 
 # -- errors, both adapters ---------------------------------------------------------------------

@@ -274,25 +274,23 @@ LEAVE_AND_RECEIPTS = (
 )
 
 
-@pytest.fixture
-def half_answer_site(browser: Any, tmp_path: Path) -> Iterator[Site]:
-    """A model that answers one part of a two-part question, in both of its turns."""
+def _policy_site(browser: Any, tmp_path: Path, text: str, quote: str, turns: int) -> Iterator[Site]:
+    """The leave-and-receipts policy, and a model that answers with one claim citing ``quote``
+    in each of its ``turns``."""
     url = f"sqlite:///{tmp_path / 'qb.db'}"
     with open_store(url) as store:
         store.ingest("hr", *doc("policy.txt", LEAVE_AND_RECEIPTS, title="Policy"))
         secret = store.create_key()[1]
-    answer = json.dumps(
-        {
-            "answerable": True,
-            "claims": [
-                {
-                    "text": "Employees get 16 weeks of paid parental leave.",
-                    "citations": [{"source": "S1", "quote": FIRST}],
-                }
-            ],
-        }
-    )
-    yield from _scripted_site(browser, url, secret, tmp_path, [answer, answer])
+    claim = {"text": text, "citations": [{"source": "S1", "quote": quote}]}
+    answer = json.dumps({"answerable": True, "claims": [claim]})
+    yield from _scripted_site(browser, url, secret, tmp_path, [answer] * turns)
+
+
+@pytest.fixture
+def half_answer_site(browser: Any, tmp_path: Path) -> Iterator[Site]:
+    """A model that answers one part of a two-part question, in both of its turns."""
+    text = "Employees get 16 weeks of paid parental leave."
+    yield from _policy_site(browser, tmp_path, text, FIRST, turns=2)
 
 
 @pytest.fixture
@@ -344,29 +342,17 @@ def test_a_part_of_the_question_left_unanswered_is_said(half_answer_site: Site) 
 
 
 ELIDED_FIRST = "Employees are entitled to 16 weeks of paid parental leave"
-ELIDED_SECOND = "must be uploaded to the expense portal within 45 days"
+ELIDED_SECOND = "Receipts must be uploaded to the expense portal within 45 days"
 
 
 @pytest.fixture
 def elided_site(browser: Any, tmp_path: Path) -> Iterator[Site]:
     """A model that shortens its quote with an ellipsis."""
-    url = f"sqlite:///{tmp_path / 'qb.db'}"
-    with open_store(url) as store:
-        store.ingest("hr", *doc("policy.txt", LEAVE_AND_RECEIPTS, title="Policy"))
-        secret = store.create_key()[1]
-    answer = json.dumps(
-        {
-            "answerable": True,
-            "claims": [
-                {
-                    "text": "Employees get 16 weeks of paid parental leave, and receipts are "
-                    "uploaded within 45 days.",
-                    "citations": [{"source": "S1", "quote": f"{ELIDED_FIRST} … {ELIDED_SECOND}"}],
-                }
-            ],
-        }
+    text = (
+        "Employees get 16 weeks of paid parental leave, and receipts are uploaded within 45 days."
     )
-    yield from _scripted_site(browser, url, secret, tmp_path, [answer])
+    quote = f"{ELIDED_FIRST} … {ELIDED_SECOND}"
+    yield from _policy_site(browser, tmp_path, text, quote, turns=1)
 
 
 def test_each_part_of_an_elided_quote_is_highlighted_and_the_gap_is_not(

@@ -97,11 +97,13 @@ def detect(data: Any) -> str | None:
     if isinstance(data.get("candidates"), list):
         return "gemini"
     message = data.get("message")
-    if isinstance(message, dict) and ("citations" in message or "content" in message):
-        return "cohere"
-    if isinstance(data.get("text"), str) and ("documents" in data or "citations" in data):
-        return "cohere"
-    return None
+    if isinstance(message, dict) and message.get("role") == "assistant" and "type" not in data:
+        return "cohere"  # (an Anthropic message_start event has "type")
+    citations = data.get("citations")
+    v1 = isinstance(citations, list) and all(
+        isinstance(c, dict) and "document_ids" in c for c in citations
+    )
+    return "cohere" if v1 and isinstance(data.get("text"), str) else None
 
 
 def load(raw: str) -> Any:
@@ -183,11 +185,22 @@ def not_an_id(ws: WorkingSet, label: str) -> str:
 def states_something(text: str) -> bool:
     """Whether uncited text is a statement (a claim the verifier must see) rather than the glue
     between cited claims: whitespace, punctuation, or a connective such as "According to the
-    policy," (fewer than ``CONNECTIVE_WORDS`` words, no digit). A number is always a claim."""
+    policy," (fewer than ``CONNECTIVE_WORDS`` words, no digit, not ending a sentence). A number
+    is always a claim, and so is a sentence ("Aspirin cures cancer.")."""
     if any(ch.isdigit() for ch in text):
         return True
     words = [w for w in text.split() if any(ch.isalnum() for ch in w)]
-    return len(words) >= CONNECTIVE_WORDS
+    if not words:
+        return False
+    return len(words) >= CONNECTIVE_WORDS or text.rstrip(" \"'\u201d\u2019)").endswith(
+        (".", "!", "?")
+    )
+
+
+def _is_claim(sentence: str) -> bool:
+    """Whether an uncited sentence of an answer is a claim: it says something in words, and is
+    not a lead-in to what follows ("Here is what the policy says:")."""
+    return any(ch.isalnum() for ch in sentence) and not sentence.rstrip().endswith(":")
 
 
 Placed = tuple[int, int, list[NativeCitation]]  # an answer span and the citations for it
@@ -207,7 +220,7 @@ def _claims_by_sentence(text: str, placed: list[Placed]) -> list[NativeClaim]:
             if hit:
                 cites.extend(c for c in citations if c not in cites)
         sentence = text[start:end]
-        if cites or states_something(sentence):
+        if cites or _is_claim(sentence):
             claims.append(NativeClaim(sentence, cites))
     return claims
 
@@ -229,7 +242,9 @@ def _anthropic(ws: WorkingSet, data: Any) -> NativeAnswer:
     for i, block in enumerate(content):
         where = f"content[{i}]"
         block = _obj(block, where)
-        if block.get("type") != "text":
+        if not isinstance(block.get("type"), str):
+            raise _bad(f"{where} is not a typed block")
+        if block["type"] != "text":
             continue  # thinking, tool use: not part of the answer
         text = _str(block.get("text"), f"{where}.text")
         blocks.append((text, _list(block.get("citations"), f"{where}.citations", True), where))
@@ -306,7 +321,8 @@ def _anthropic_stream(events: list[Any]) -> dict[str, Any]:
         elif kind == "content_block_start":
             index = _int(event.get("index"), f"{where}.index")
             start = _obj(event.get("content_block"), f"{where}.content_block")
-            blocks[index] = {**start, "citations": list(start.get("citations") or [])}
+            cites = _list(start.get("citations"), f"{where}.content_block.citations", True)
+            blocks[index] = {**start, "citations": list(cites)}
             if start.get("type") == "text":
                 blocks[index]["text"] = _str(start.get("text", ""), f"{where}.content_block.text")
         elif kind == "content_block_delta":
@@ -314,6 +330,9 @@ def _anthropic_stream(events: list[Any]) -> dict[str, Any]:
             if index not in blocks:
                 raise _bad(f"{where}: a delta for block {index}, which was never started")
             delta = _obj(event.get("delta"), f"{where}.delta")
+            kind = delta.get("type")
+            if kind in ("text_delta", "citations_delta") and blocks[index].get("type") != "text":
+                raise _bad(f"{where}: a {kind} for block {index}, which is not a text block")
             if delta.get("type") == "text_delta":
                 blocks[index]["text"] += _str(delta.get("text"), f"{where}.delta.text")
             elif delta.get("type") == "citations_delta":
@@ -364,8 +383,8 @@ def _openai(ws: WorkingSet, data: Any) -> NativeAnswer:
             for k, note in enumerate(_list(part.get("annotations"), f"{where}.annotations", True)):
                 got = _openai_annotation(ws, note, text, f"{where}.annotations[{k}]")
                 if got is not None:
-                    a, b, cite = got
-                    placed.append((offset + a, offset + b, [cite]))
+                    a, b, cites = got
+                    placed.append((offset + a, offset + b, cites))
             texts.append(text)
             offset += len(text) + 1
     whole = "\n".join(texts)
@@ -388,14 +407,14 @@ def _openai_chat(ws: WorkingSet, data: dict[str, Any]) -> NativeAnswer:
             note = {"type": "url_citation", **note["url_citation"]}
         got = _openai_annotation(ws, note, text, where)
         if got is not None:
-            a, b, cite = got
-            placed.append((a, b, [cite]))
+            a, b, cites = got
+            placed.append((a, b, cites))
     return NativeAnswer(text, _claims_by_sentence(text, placed))
 
 
 def _openai_annotation(
     ws: WorkingSet, note: Any, text: str, where: str
-) -> tuple[int, int, NativeCitation] | None:
+) -> tuple[int, int, list[NativeCitation]] | None:
     note = _obj(note, where)
     kind = note.get("type")
     if kind == "url_citation":
@@ -470,7 +489,7 @@ def _cohere(ws: WorkingSet, data: Any) -> NativeAnswer:
         _in_answer(text, start, end, where)
         ids = _cohere_ids(item, where)
         native: dict[str, Any] = {"type": "cohere", "answer_span": [start, end]}
-        cites = [_resolved(ws, _cohere_source(ws, i), i, dict(native)) for i in ids]
+        cites = [c for i in ids for c in _resolved(ws, _cohere_source(ws, i), i, dict(native))]
         placed.append((start, end, cites))
     return NativeAnswer(text, _claims_by_sentence(text, placed))
 
@@ -599,7 +618,7 @@ def _gemini_support(
             cites.append(NativeCitation(not_an_id(ws, f"chunk_{index}"), None, None, native))
             continue
         found, label = _gemini_chunk(ws, chunks_meta[index], f"groundingChunks[{index}]")
-        cites.append(_resolved(ws, found, label, native))
+        cites.extend(_resolved(ws, found, label, native))
     return start, end, cites
 
 
@@ -653,14 +672,13 @@ def _gemini_chunk(ws: WorkingSet, chunk: Any, where: str) -> tuple[list[Source],
 
 def _resolved(
     ws: WorkingSet, found: list[Source], label: str, native: dict[str, Any]
-) -> NativeCitation:
-    """A citation of the first matching source (the others are named in ``native``), or one
-    with a label that is not an id when nothing sent matches."""
+) -> list[NativeCitation]:
+    """A citation of each matching source (the chunks of one cited file or page: each judged
+    on its own, so the one that says it keeps the claim), or one with a label that is not an
+    id when nothing sent matches."""
     if not found:
-        return NativeCitation(not_an_id(ws, label), None, None, native)
-    if len(found) > 1:
-        native["also"] = [s.id for s in found[1:]]
-    return NativeCitation(found[0].id, found[0].id, None, native)
+        return [NativeCitation(not_an_id(ws, label), None, None, native)]
+    return [NativeCitation(src.id, src.id, None, dict(native)) for src in found]
 
 
 def _by_url(ws: WorkingSet, url: str) -> list[Source]:

@@ -101,16 +101,20 @@ def _detect(raw: str) -> tuple[Format, Any]:
     text = raw.strip()
     if _EVIDENCE_OPEN.search(text):
         return "evidence", _NOT_DECODED
-    if text.startswith(("event:", "data:")):  # a provider's stream of server-sent events
+    streamed = text.startswith(("event:", "data:")) or (
+        text.startswith("{") and "\n{" in text  # one JSON object per line
+    )
+    if streamed:  # a provider's stream: server-sent events, or JSON lines
         try:
             events = native.load(text)
         except native.NativeError:
             events = None
-        vendor = native.detect(events)
+        vendor = native.detect(events) if isinstance(events, list) else None
         if vendor is not None:
             return cast(Format, vendor), events
     data = _load_json(text) if "{" in text else None
-    vendor = native.detect(data) if isinstance(data, dict | list) else None
+    contract = isinstance(data, dict) and bool(_CONTRACT_KEYS & data.keys())
+    vendor = None if contract else native.detect(data)
     if vendor is not None and text.startswith(("{", "[")):
         return cast(Format, vendor), data
     starts_as_json = text.startswith(("{", "```", "[{"))
@@ -528,7 +532,7 @@ def parse_native(
         answer = native.read(ws, data, vendor)
     except native.NativeError as exc:
         return Parsed(vendor, error=f"{vendor} response: {exc}")
-    if answer.text.strip().strip('"\u201c\u201d').strip() in sentinels:
+    if answer.text.strip().strip("\"'\u201c\u201d\u2018\u2019").strip() in sentinels:
         return Parsed(vendor, abstained=True, answerable=False)
     claims = [
         ParsedClaim(

@@ -33,8 +33,8 @@ from .reasons import STATUSES
 from .sources import WorkingSet
 from .support import Missing, claim_gap, states_number_or_date
 from .text.markup import original_span
-from .text.normalize import NORMALIZATION_VERSION, normalize, scrub
-from .text.quoteparts import QuoteParts, locate_parts, split_quote
+from .text.normalize import NORMALIZATION_VERSION, NormalizedText, normalize, scrub
+from .text.quoteparts import QuoteParts, adds_polarity, locate_parts, split_quote
 from .text.tokens import Evidence
 from .text.words import (
     STOPWORDS,
@@ -42,6 +42,7 @@ from .text.words import (
     contains_words,
     content_words,
     count_words,
+    on_word_bounds,
     trimmed,
     unspaced_words,
 )
@@ -783,16 +784,38 @@ def _with_native(ws: WorkingSet, result: Citation, said: dict[str, Any]) -> Cita
     if offsets is not None and found is not None and src is not None:
         start, end = offsets
         agrees = (start, end) == found
-        if not agrees and result.quote and end <= len(src.text):
-            quoted = trimmed(normalize(result.quote))
-            if start < end and trimmed(normalize(src.text[start:end])) == quoted:
-                agrees, result = True, replace(result, span=(start, end))
+        if not agrees and result.quote and result.spans is None:
+            at = _quote_at(ws.normalized(src.id), trimmed(normalize(result.quote)), start, end)
+            if at is not None:  # the quote stands, whole words, where the provider says too
+                agrees, result = True, replace(result, span=at)
         if not agrees:
             native["found"] = list(found)
     elif pages is not None and src is not None and src.page is not None:
-        agrees = pages[0] <= src.page < pages[1]
+        # ``page`` is where the source starts: it may run on to later pages, never earlier
+        agrees = (
+            True if pages[0] <= src.page < pages[1] else (False if src.page >= pages[1] else None)
+        )
     native["agrees"] = agrees
     return replace(result, native=native)
+
+
+def _quote_at(nt: NormalizedText, quoted: str, start: int, end: int) -> tuple[int, int] | None:
+    """The original span of the normalised ``quoted`` where it starts at original ``start``
+    (edge spaces aside) and ends by ``end``, on word bounds; None if it does not stand there."""
+    if not quoted or not 0 <= start < end <= len(nt.original):
+        return None
+    at = nt.normalized_at(start)
+    if at is None:
+        return None
+    while at < len(nt.text) and nt.text[at] == " ":
+        at += 1
+    stop = at + len(quoted)
+    if not nt.text.startswith(quoted, at):
+        return None
+    if not on_word_bounds(nt.text, at, stop, quoted[0].isalnum(), quoted[-1].isalnum()):
+        return None
+    span = nt.span(at, stop)
+    return span if span is not None and span[1] <= end else None
 
 
 def _locate_in_markup(ws: WorkingSet, sid: str, candidates: list[str]) -> tuple[int, int] | None:
@@ -820,8 +843,9 @@ def _check_parts(
 ) -> _Checked:
     """A quote with an elision or a bracketed insertion inside it, not found as written: each
     part (the text between elisions) meets the word floor and occurs in the cited source, in
-    order, not overlapping (``text.quoteparts``); what the brackets add is claim content, its
-    identifiers and numbers found in the cited source. One span per part."""
+    order, not overlapping (``text.quoteparts``); what a bracket adds may not negate or
+    quantify, and its identifiers and numbers must be in the cited source; it is not evidence
+    (the claim's facts must be in the verbatim pieces). One span per part."""
     for i, pieces in enumerate(q.parts):
         words = sum(count_words(trimmed(p)) for p in pieces)
         if words < policy.min_quote_words:
@@ -850,6 +874,13 @@ def _check_parts(
         if holder is not None:
             message += f"; it is in {holder}: every part must come from the source cited"
         return _failed(cit, "quote_not_found", message)
+    for text in q.insertions:
+        if adds_polarity(text):
+            message = (
+                f"claim {n}: the quote's bracketed [{text}] negates or quantifies what the "
+                f"source says: quote {sid}'s own words for that"
+            )
+            return _failed(cit, "quote_not_found", message)
     insertions = [Evidence(text) for text in q.insertions]
     source = ws.evidence(sid)
     for ins in insertions:
@@ -860,13 +891,8 @@ def _check_parts(
                 f"not found in {sid}"
             )
             return _failed(cit, _SUPPORT_REASON[gap.kind], message)
-    src = ws.get(sid)
-    text = src.text if src is not None else ""
-    found = " ... ".join(normalize(text[a:b]) for a, b in spans)
-    if q.insertions:
-        found += " [" + "] [".join(q.insertions) + "]"
     cover = (spans[0][0], spans[-1][1])
     citation = Citation(
         cit.ref, sid, quote, True, None, cover, spans=tuple(spans) if len(spans) > 1 else None
     )
-    return citation, Evidence(found)
+    return citation, Evidence(q.verbatim)  # what the brackets say is not evidence

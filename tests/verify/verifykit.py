@@ -21,6 +21,7 @@ from quotebound import (
     verify,
 )
 from quotebound.text.markup import markup_free
+from quotebound.text.quoteparts import split_quote
 
 # The same trimming verify.py applies before its second lookup (edge quotes and punctuation).
 _TRIM = re.compile(r"""^[\s"'.,;:!?]+|[\s"'.,;:!?]+$""")
@@ -86,16 +87,29 @@ def assert_spans(ws: WorkingSet, verdict: Verdict) -> None:
                 assert citation.spans is None
                 continue
             # read in parts (an elision, a bracket) or with the source's markup left out: the
-            # parts lie in order inside the cover span, and each is words of the quote
+            # parts lie in order inside the cover span, and each is exactly its part of the
+            # quote (its first and last pieces at its edges, the pieces in order inside)
             parts = citation.parts
             assert parts[0][0] == start and parts[-1][1] == end
             assert all(a < b <= c for (a, b), (c, _) in pairwise(parts))
             assert citation.spans is None or len(citation.spans) > 1
-            words = set(full.replace("[", " ").replace("]", " ").split())
-            for a, b in parts:
-                free = markup_free(source.text[a:b])
-                shown = normalize(free[0] if free else source.text[a:b])
-                assert words & set(shown.split()), (shown, full)
+            texts = [_shown(source.text[a:b]) for a, b in parts]
+            read = split_quote(_TRIM.sub("", full))
+            if read is None:
+                assert texts in ([full], [_TRIM.sub("", full)]), (texts, full)
+                continue
+            assert len(texts) == len(read.parts), (texts, read)
+            for text, pieces in zip(texts, read.parts, strict=True):
+                assert text.startswith(pieces[0]) and text.endswith(pieces[-1]), (text, pieces)
+                at = 0
+                for piece in pieces:
+                    at = text.index(piece, at) + len(piece)
+
+
+def _shown(text: str) -> str:
+    """A source slice as a reader sees it: normalised, its inline markup left out."""
+    free = markup_free(text)
+    return normalize(free[0] if free else text)
 
 
 def check(

@@ -1,25 +1,24 @@
-"""The Anthropic Messages API adapter, with native citations mapped into the claims contract.
+"""The Anthropic Messages API adapter: the response, with its native citations, as received.
 
 One request is one ``POST {base_url}/v1/messages``. The working set is sent as citable
 documents, one per source in working-set order (``title`` is the source id), followed by the
 question; the system prompt is ``contract.native_system_prompt``. Later turns of the request
 (the repair turn) follow as plain text messages.
 
-The response's citation blocks are mapped into OUR JSON claims contract and returned as
-``Completion.text``, so the verifier checks them like any other output; native citations are
-never trusted:
+The response is returned as it came (``Completion.text`` is its JSON) and read by the verifier
+in the ``anthropic`` format (``native``): never trusted, the same reading as ``quotebound
+verify --format anthropic``, so the trace keeps exactly what was received:
 
 - a text block with citations is one claim; each document citation (``char_location``,
-  ``page_location``, ``content_block_location``) becomes ``{"source", "quote"}`` with the
-  source found by ``document_index`` in the working set and the quote its ``cited_text``;
-- consecutive uncited text blocks are joined, then dropped when they are only whitespace or
-  punctuation, or a short connective (fewer than 6 words and no digit: "According to the
-  policy,", "In addition,"); any other uncited text, longer or stating a number, is one claim
-  with no citations (the verifier reports ``no_citation``);
+  ``page_location``, ``content_block_location``) cites the ``document_index``-th source sent,
+  its ``cited_text`` the quote, its offsets or pages compared with what the verifier finds;
+- uncited text between claims is a claim with no citation unless it is a short connective
+  ("According to the policy,", "In addition,");
 - a citation whose document is not in the working set (index out of range, or any other kind
-  of citation: a search result, a web page) gets a source label that is not an id of the
-  set, so the verifier reports ``unknown_source``; it is never mapped to a guess;
-- an answer whose whole text is the abstention sentinel is returned as exactly the sentinel.
+  of citation: a search result, a web page) is ``unknown_source``, never mapped to a guess;
+- an answer whose whole text is the abstention sentinel is an abstention.
+
+The response is read once here too, so that a malformed one is a ``bad_response`` at once.
 
 Errors are ``ProviderError`` kinds. The HTTP ones (timeout, http_error for connection failures
 and any status outside 2xx but 401/403, auth for 401/403, a body that is not a JSON object) are
@@ -34,9 +33,9 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from ..contract import SENTINEL, native_system_prompt
-from ..native import NativeError, anthropic_claims
-from ..sources import Source, WorkingSet
+from ..contract import native_system_prompt
+from ..native import NativeError, read
+from ..sources import Source
 from ._http import Boundary, HttpProvider, error_note, usage
 from .base import Capabilities, Completion, ProviderError, Request
 
@@ -45,7 +44,6 @@ API_VERSION = "2023-06-01"
 _HTTP = Boundary("anthropic", auth_hint="Set ANTHROPIC_API_KEY or pass --api-key.")
 _bad = _HTTP.bad
 _TRUNCATED = frozenset({"max_tokens", "model_context_window_exceeded"})
-_QUOTES = "\"'“”‘’"  # a sentinel the model put in quotation marks is still the sentinel
 
 
 class AnthropicProvider(HttpProvider):
@@ -55,7 +53,7 @@ class AnthropicProvider(HttpProvider):
     """
 
     name: ClassVar[str] = "anthropic"
-    capabilities: Capabilities = Capabilities(native_citations=True, answers_in="json")
+    capabilities: Capabilities = Capabilities(native_citations=True, answers_in="anthropic")
     boundary: ClassVar[Boundary] = _HTTP
     default_base_url: ClassVar[str] = DEFAULT_BASE_URL
     env_prefix: ClassVar[str] = "ANTHROPIC"
@@ -74,7 +72,13 @@ class AnthropicProvider(HttpProvider):
                 f"anthropic: the answer was cut off ({stop}, max_tokens={request.max_tokens}); "
                 "raise max_tokens",
             )
-        text = answer_text(_text_blocks(data), request.working_set)
+        if not isinstance(data.get("content"), list):
+            _bad('the response has no "content" list' + error_note(data))
+        try:  # read now as the verifier will (``--format anthropic``): a malformed reply fails here
+            read(request.working_set, data, "anthropic")
+        except NativeError as exc:
+            _bad(str(exc))
+        text = json.dumps(data, ensure_ascii=False)
         answered_by = data.get("model")
         return Completion(
             text=text,
@@ -125,47 +129,3 @@ def _later_turns(request: Request) -> list[dict[str, str]]:
         return []
     later = request.messages[roles.index("user") + 1 :]
     return [{"role": m.role, "content": m.content} for m in later if m.role != "system"]
-
-
-# -- native citations -> the claims contract ---------------------------------------------------
-
-Block = tuple[str, list[Any]]  # a text block's text and its citations ([] when uncited)
-
-
-def answer_text(blocks: list[Block], ws: WorkingSet) -> str:
-    """The text blocks of an answer as the JSON claims contract (or the sentinel), mapped by
-    ``native.anthropic_claims``, the one reading of Anthropic citations that ``verify
-    --format anthropic`` also uses."""
-    whole = "".join(text for text, _ in blocks).strip().strip(_QUOTES).strip()
-    if whole == SENTINEL:
-        return SENTINEL
-    try:
-        answer = anthropic_claims(
-            ws, [(text, cites, f"content block {i}") for i, (text, cites) in enumerate(blocks)]
-        )
-    except NativeError as exc:
-        _bad(str(exc))
-    claims = [
-        {"text": c.text, "citations": [{"source": x.ref, "quote": x.quote} for x in c.citations]}
-        for c in answer.claims
-    ]
-    return json.dumps({"answerable": True, "claims": claims, "missing": ""}, ensure_ascii=False)
-
-
-def _text_blocks(data: dict[str, Any]) -> list[Block]:
-    content = data.get("content")
-    if not isinstance(content, list):
-        _bad('the response has no "content" list' + error_note(data))
-    blocks: list[Block] = []
-    for i, block in enumerate(content):
-        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-            _bad(f"content[{i}] is not a typed block")
-        if block["type"] != "text":
-            continue  # thinking and other non-answer blocks are not part of the answer
-        text, citations = block.get("text"), block.get("citations")
-        if not isinstance(text, str):
-            _bad(f"content[{i}].text is not a string")
-        if citations is not None and not isinstance(citations, list):
-            _bad(f"content[{i}].citations is not a list")
-        blocks.append((text, citations or []))
-    return blocks

@@ -5,8 +5,10 @@ and a model that quotes what it reads often leaves the markup out. ``markup_free
 the text with inline Markdown markup taken out, and for each character kept its offset in the
 original, so a quote found there still has its span in the text as sent:
 
-- emphasis and strike-through: runs of ``*``, ``_`` or ``~`` at a word's edge (``**bold**``,
-  ``_it_``, ``~~old~~``); inside a word (``snake_case``, ``2*3``) they stay;
+- emphasis: runs of ``*`` or ``_`` at a word's edge (``**bold**``, ``_it_``); inside a word
+  (``snake_case``, ``2*3``) they stay;
+- struck-through text, ``~~old~~``, with what it strikes: a reader sees it deleted, so it is
+  not the source's word (a single ``~``, "about", stays);
 - code spans: the backticks (the code stays);
 - links and images: ``[text](url)`` and ``![alt](url)`` keep ``text``/``alt``; ``<https://..>``
   autolinks keep the address.
@@ -25,9 +27,10 @@ _LINK = re.compile(
     r"!?\[([^\[\]\n]{1,500})\]\((?:[^()\s]|\([^()\s]*\)){0,2000}(?:\s+\"[^\"\n]*\")?\)"
 )
 _AUTOLINK = re.compile(r"<((?:https?|mailto):[^<>\s]{1,2000})>")
-_EMPHASIS = re.compile(r"[*_~]+")
+_EMPHASIS = re.compile(r"[*_]+")
+_STRUCK = re.compile(r"~~[^~\n]{1,500}~~")
 _BACKTICKS = re.compile(r"`+")
-_HINTS = ("*", "_", "~", "`", "](", "<http", "<mailto")
+_HINTS = ("*", "_", "~~", "`", "](", "<http", "<mailto")
 
 
 def has_markup(text: str) -> bool:
@@ -47,6 +50,8 @@ def markup_free(text: str) -> tuple[str, list[int]] | None:
         drop[inner_end : m.end()] = b"\x01" * (m.end() - inner_end)
     for m in _AUTOLINK.finditer(text):
         drop[m.start()] = drop[m.end() - 1] = 1
+    for m in _STRUCK.finditer(text):
+        drop[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
     for m in _BACKTICKS.finditer(text):
         drop[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
     for m in _EMPHASIS.finditer(text):

@@ -17,6 +17,7 @@ a quote as written.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 
 STOPWORDS = frozenset(
@@ -26,11 +27,27 @@ STOPWORDS = frozenset(
 )
 
 
+# Numerals of the scripts written without spaces: a boundary between two of them (or digits)
+# cuts a number (十六 inside 二十六); between any other two of their characters it cuts no word.
+_NUMERALS = frozenset("〇一二三四五六七八九十百千万萬亿億两兩零")
+
+
+def _between_unspaced(a: str, b: str) -> bool | None:
+    """For two characters side by side of which one is of a script without spaces: whether a
+    boundary between them cuts (only a number: two numerals or digits); None otherwise."""
+    if (a.isascii() and b.isascii()) or (UNSPACED.match(a) is None and UNSPACED.match(b) is None):
+        return None
+    return (a.isdigit() or a in _NUMERALS) and (b.isdigit() or b in _NUMERALS)
+
+
 def _cuts_left(hay: str, i: int) -> bool:
     """Whether an occurrence starting at ``i`` would start inside a word or a number."""
     if i == 0:
         return False
     before = hay[i - 1]
+    unspaced = _between_unspaced(before, hay[i])
+    if unspaced is not None:
+        return unspaced
     if before.isalnum():
         return True
     if not hay[i].isdigit() or i < 2:
@@ -44,6 +61,9 @@ def _cuts_right(hay: str, j: int) -> bool:
     if j >= len(hay):
         return False
     after = hay[j]
+    unspaced = _between_unspaced(hay[j - 1], after)
+    if unspaced is not None:
+        return unspaced
     if after.isalnum():
         return True
     if not hay[j - 1].isdigit() or j + 1 >= len(hay):
@@ -125,8 +145,15 @@ def unspaced_words(normalized: str) -> float:
     """About how many words the characters of scripts without spaces make: two Chinese or
     Japanese characters (a character is about a morpheme), five Thai characters (vowel and tone
     marks included) make a word. The one measure the quote floor and the claim rule share."""
-    thai = len(THAI.findall(normalized))
-    return thai / 5 + (len(UNSPACED.findall(normalized)) - thai) / 2
+    letters = [c for c in UNSPACED.findall(normalized) if _is_letter(c)]
+    thai = sum(1 for c in letters if THAI.match(c) is not None)
+    return thai / 5 + (len(letters) - thai) / 2
+
+
+def _is_letter(ch: str) -> bool:
+    """A letter or mark of those scripts (not a digit, a punctuation mark, or the long-vowel
+    mark ー, which lengthens the character before it)."""
+    return ch != "\u30fc" and unicodedata.category(ch)[0] in "LM"
 
 
 # -- content words: what a citation must share with its claim ---------------------------------
