@@ -375,3 +375,80 @@ def test_each_part_of_an_elided_quote_is_highlighted_and_the_gap_is_not(
     assert page.locator("#panel-text").inner_text() == LEAVE_AND_RECEIPTS
     marked = " ".join(page.locator("#panel-text mark").all_inner_texts())
     assert "unless local law provides more" not in marked  # the elided words are not marked
+
+
+TRAVEL_PAGES = [
+    [
+        "Travel policy",
+        "",
+        "This policy covers business travel by employees of Northwind Traders.",
+        "Travel is booked through the company portal at least 14 days ahead.",
+        "Employees may book economy class for flights under six hours; longer",
+        "flights may be booked in premium economy with a manager's approval.",
+        "Rail is preferred for journeys under four hours where a route exists.",
+        "",
+        "Hotels",
+        "Hotel stays are capped at 180 EUR per night in tier 1 cities and",
+    ],
+    [
+        "140 EUR per night elsewhere. Receipts must be uploaded within",
+        "45 days of the purchase, and a manager approves each claim.",
+    ],
+]
+
+
+@pytest.fixture
+def pdf_site(browser: Any, tmp_path: Path) -> Iterator[Site]:
+    """A PDF ingested from a file, its original kept, and a model that cites the hotel cap,
+    which runs over the page break."""
+    from pdfkit import make_pdf
+
+    path = tmp_path / "travel.pdf"
+    path.write_bytes(make_pdf(TRAVEL_PAGES, title="Travel policy"))
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        loaded = load_file(path, "travel.pdf")
+        store.ingest("travel", loaded, chunk_document(loaded))
+        secret = store.create_key(name="browser test")[1]
+    quote = (
+        "Hotel stays are capped at 180 EUR per night in tier 1 cities and 140 EUR per night "
+        "elsewhere."
+    )
+    claim = {
+        "text": "Hotel stays are capped at 180 EUR a night in tier 1 cities and 140 EUR elsewhere.",
+        "citations": [{"source": "S1", "quote": quote}],
+    }
+    yield from _scripted_site(
+        browser, url, secret, tmp_path, [json.dumps({"answerable": True, "claims": [claim]})]
+    )
+
+
+def test_a_pdf_citation_opens_its_pages_with_the_quote_on_them_beside_the_answer(
+    pdf_site: Site,
+) -> None:
+    from playwright.sync_api import expect
+
+    site = pdf_site
+    site.sign_in()
+    site.ask("What is the hotel cap?")
+    page = site.page
+    claim = page.locator("#answer .claims .claim").first
+    claim.locator(".chip").first.click()
+    images = page.locator("#panel-pages img.page")
+    expect(images).to_have_count(2)  # the quote runs over the page break: both pages
+    for n, number in enumerate((1, 2)):
+        image = images.nth(n)
+        expect(image).to_have_attribute("data-page", str(number))
+        page.wait_for_function(
+            "(img) => img.complete && img.naturalWidth > 0", arg=image.element_handle()
+        )
+        boxes = json.loads(image.get_attribute("data-boxes") or "[]")
+        assert boxes and all(0 < b[0] < b[2] < 612 and 0 < b[1] < b[3] < 792 for b in boxes)
+    first_boxes = json.loads(images.nth(0).get_attribute("data-boxes") or "[]")
+    assert len(first_boxes) == 1 and 580 < first_boxes[0][1] < 620  # the tenth line from the top
+    expect(page.locator("#panel-text mark.current")).to_be_visible()
+    # the panel opens beside the answer, never over it (a 1280-pixel window)
+    answer_box, panel_box = claim.bounding_box(), page.locator("#panel").bounding_box()
+    assert answer_box is not None and panel_box is not None
+    assert answer_box["x"] + answer_box["width"] <= panel_box["x"]
+    site.shot("pdf-page.png")

@@ -50,6 +50,9 @@ class LoadedDocument:
     pages: tuple[Page, ...] = ()
     sections: tuple[Section, ...] = ()
     updated: str | None = None  # ISO date, from the file's metadata when it has one
+    # The file's bytes, exactly as read (what a citation's "open the original" shows); None
+    # for text given without a file. Not part of the document's identity (``hash``).
+    original: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
     def hash(self) -> str:

@@ -29,8 +29,9 @@ from ..entailment.base import Backend, EntailmentError
 from ..entailment.heuristic import EXTRA_HINT
 from ..entailment.judge import JUDGE_MODEL, JudgeBackend
 from ..entailment.tier import check_entailment
-from ..errors import IngestError, InputError, QuoteboundError, unreadable
+from ..errors import IngestError, InputError, NotFoundError, QuoteboundError, unreadable
 from ..ingest import chunk_document, iter_files, load_file
+from ..originals import original_of, pdf_highlights, quotes_of, render_page, text_page
 from ..packing import DEFAULT_BUDGET_CHARS, chunk_key, pack
 from ..parsing import FORMATS
 from ..pipeline import Answer, AskOptions, ask
@@ -38,7 +39,7 @@ from ..providers import PROVIDER_NAMES, Provider, make_provider
 from ..sources import WorkingSet
 from ..store import Hit, Store, TraceRecord, open_store
 from ..text.display import terminal_safe
-from ..traceview import sent_source, source_view, trace_dict
+from ..traceview import sent_source, source_view, spans_for, trace_dict
 from ..verify import Policy, Verdict, verify
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
@@ -268,6 +269,11 @@ _store_option = click.option(
 @click.option("--url-prefix", help="Document URL = this prefix + the document name.")
 @click.option("--supersedes", metavar="KEY", help="The document key this one replaces.")
 @click.option("--max-chars", type=int, default=1200, show_default=True, help="Chunk size.")
+@click.option(
+    "--no-originals",
+    is_flag=True,
+    help="Keep no copy of the files (citations then open the text as sent, not the original).",
+)
 @_store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def ingest_cmd(
@@ -278,6 +284,7 @@ def ingest_cmd(
     url_prefix: str | None,
     supersedes: str | None,
     max_chars: int,
+    no_originals: bool,
     store_url: str | None,
     as_json: bool,
 ) -> int:
@@ -294,7 +301,7 @@ def ingest_cmd(
     if url_prefix is not None and safe_url(url_prefix + "x") is None:
         raise InputError(f"--url-prefix must be an http:// or https:// URL, got {url_prefix!r}")
     acl = [] if public else (list(groups) if groups else None)
-    options = _IngestOptions(corpus, acl, url_prefix, supersedes, max_chars)
+    options = _IngestOptions(corpus, acl, url_prefix, supersedes, max_chars, not no_originals)
     done: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
     with open_store(store_url) as store:
@@ -340,6 +347,7 @@ class _IngestOptions:
     url_prefix: str | None
     supersedes: str | None
     max_chars: int
+    keep_originals: bool = True
 
 
 def _ingest_one(store: Store, options: _IngestOptions, path: Path, name: str) -> dict[str, Any]:
@@ -351,7 +359,13 @@ def _ingest_one(store: Store, options: _IngestOptions, path: Path, name: str) ->
     chunks = chunk_document(doc, max_chars=size, min_chars=min(200, size // 2))
     url = f"{options.url_prefix}{urllib.parse.quote(name)}" if options.url_prefix else None
     result = store.ingest(
-        options.corpus, doc, chunks, acl=options.acl, url=url, supersedes=options.supersedes
+        options.corpus,
+        doc,
+        chunks,
+        acl=options.acl,
+        url=url,
+        supersedes=options.supersedes,
+        keep_original=options.keep_originals,
     )
     return {
         "path": str(path),
@@ -448,6 +462,54 @@ def trace_cmd(trace_id: str, sid: str | None, store_url: str | None, as_json: bo
     source = sent_source(trace, sid)
     spans = payload["spans"]
     _emit(as_json, payload, _marked(source.text, spans, f"{sid} {source.key or ''}".strip()))
+    return EXIT_OK
+
+
+@cli.command("open")
+@click.argument("trace_id", metavar="ID")
+@click.option("--citation", "sid", required=True, metavar="SID", help="The sent source to open.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Where to write it (default: quotebound-ID-SID.png or .html in this folder).",
+)
+@_store_option
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+def open_cmd(
+    trace_id: str, sid: str, out: Path | None, store_url: str | None, as_json: bool
+) -> int:
+    """Write a cited source's original with its verified quote highlighted: the PDF page as a
+    PNG (every page the quote is on: -p2, -p3 after the name), anything else as an HTML page."""
+    with open_store(store_url) as store:
+        trace = store.get_trace(trace_id)
+        source = sent_source(trace, sid)
+        try:
+            _, original = original_of(store, trace, sid)
+        except NotFoundError:
+            original = None  # no original kept: the text as sent, marked
+    stem = out if out is not None else Path(f"quotebound-{trace.id}-{sid}")
+    written: list[dict[str, Any]] = []
+    if original is not None and original.media_type == "application/pdf":
+        found = pdf_highlights(original.data, source.page, quotes_of(trace, source))
+        if not found:
+            raise NotFoundError(f"no verified quote of {sid} was found in its original PDF")
+        for n, page in enumerate(found):
+            path = (
+                stem.with_suffix(".png")
+                if n == 0
+                else stem.with_name(f"{stem.with_suffix('').name}-p{page.page}.png")
+            )
+            path.write_bytes(render_page(original.data, page))
+            boxes = [list(b) for b in page.boxes]
+            written.append({"path": str(path), "page": page.page, "boxes": boxes})
+    else:
+        path = stem.with_suffix(".html")
+        path.write_text(text_page(source, spans_for(trace, sid)), encoding="utf-8")
+        written.append({"path": str(path), "page": None, "boxes": []})
+    kind = original.media_type if original is not None else None
+    payload = {"trace": trace.id, "source": sid, "original": kind, "files": written}
+    lines = [f"wrote {w['path']}" + (f" (page {w['page']})" if w["page"] else "") for w in written]
+    _emit(as_json, payload, "\n".join(lines))
     return EXIT_OK
 
 

@@ -21,6 +21,7 @@ Invariants:
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import datetime as dt
 import itertools
 import os
@@ -172,22 +173,24 @@ def load_file(path: Path, name: str) -> LoadedDocument:
     except OSError as exc:
         raise IngestError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
     try:
-        if suffix == ".pdf":
-            return _load_pdf(path, name, data)
-        text = _decode(path, data)
-        if suffix == ".md":
-            return _load_markdown(name, text)
-        if suffix in (".html", ".htm"):
-            return _load_html(name, text)
-        clean = clean_text(text)
-        return LoadedDocument(
-            name=name, text=clean, media_type="text/plain", title=_txt_title(clean)
-        )
+        return dataclasses.replace(_load(path, name, suffix, data), original=data)
     except IngestError:
         raise
     except (AssertionError, ValueError, RecursionError, UnicodeError) as exc:
         # a parser gave up on malformed content (html.parser asserts on "<![foo]>")
         raise IngestError(f"{path}: malformed {suffix[1:]} ({type(exc).__name__}: {exc})") from exc
+
+
+def _load(path: Path, name: str, suffix: str, data: bytes) -> LoadedDocument:
+    if suffix == ".pdf":
+        return _load_pdf(path, name, data)
+    text = _decode(path, data)
+    if suffix == ".md":
+        return _load_markdown(name, text)
+    if suffix in (".html", ".htm"):
+        return _load_html(name, text)
+    clean = clean_text(text)
+    return LoadedDocument(name=name, text=clean, media_type="text/plain", title=_txt_title(clean))
 
 
 def _txt_title(text: str) -> str | None:

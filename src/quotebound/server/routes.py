@@ -22,6 +22,7 @@ from fastapi.responses import Response, StreamingResponse
 
 from .. import __version__
 from ..errors import NotFoundError
+from ..originals import original_of, pdf_highlights, quotes_of, render_page
 from ..sources import WorkingSet
 from ..store import ApiKey, Store, TraceRecord
 from ..traceview import claims_view, source_view, trace_dict
@@ -165,3 +166,68 @@ def get_source(trace_id: TraceId, sid: Sid, key: Caller, db: Db) -> dict[str, An
     """One source exactly as it was sent in the trace, with its verified spans and a link
     to the original at the right page; 404 if ``sid`` was not sent."""
     return source_view(_trace(db, trace_id, key), sid)
+
+
+# The original file is served so that nothing in it can act: HTML and every other kind in a
+# sandbox (no script, no form, no plugin, no outside request), under its own media type, never
+# sniffed; a PDF opens in the browser's own viewer (a sandbox would block the viewer).
+_SANDBOX = "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+_ORIGINAL_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
+
+
+@router.get("/v1/traces/{trace_id}/sources/{sid}/original", tags=["traces"])
+def get_original(trace_id: TraceId, sid: Sid, key: Caller, db: Db) -> Response:
+    """The original file of the document version the source was sent from, exactly as it was
+    ingested (under the trace's ACL: only its owner); 404 when none was kept."""
+    trace = _trace(db, trace_id, key)
+    source, original = original_of(db, trace, sid, key.groups)
+    name = (source.key or sid).split(":", 1)[-1].split("#", 1)[0].rsplit("/", 1)[-1]
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", name) or "original"
+    headers = {**_ORIGINAL_HEADERS, "Content-Disposition": f'inline; filename="{safe}"'}
+    if original.media_type != "application/pdf":
+        headers["Content-Security-Policy"] = _SANDBOX
+    return Response(original.data, media_type=original.media_type, headers=headers)
+
+
+@router.get("/v1/traces/{trace_id}/sources/{sid}/highlights", tags=["traces"])
+def get_highlights(trace_id: TraceId, sid: Sid, key: Caller, db: Db) -> dict[str, Any]:
+    """Where the source's verified quotes stand on the pages of its original PDF: per page,
+    its size and one rectangle per line, in PDF points (origin bottom left); empty for an
+    original that is not a PDF."""
+    trace = _trace(db, trace_id, key)
+    source, original = original_of(db, trace, sid, key.groups)
+    pages = []
+    if original.media_type == "application/pdf":
+        found = pdf_highlights(original.data, source.page, quotes_of(trace, source))
+        pages = [
+            {
+                "page": h.page,
+                "width": h.width,
+                "height": h.height,
+                "boxes": [list(b) for b in h.boxes],
+            }
+            for h in found
+        ]
+    return {"trace": trace.id, "source": sid, "media_type": original.media_type, "pages": pages}
+
+
+@router.get("/v1/traces/{trace_id}/sources/{sid}/page.png", tags=["traces"])
+def get_page_image(
+    trace_id: TraceId,
+    sid: Sid,
+    key: Caller,
+    db: Db,
+    page: Annotated[int | None, Query(ge=1)] = None,
+) -> Response:
+    """The page of the original PDF that holds the source's verified quote (or ``page``, one
+    of the pages that hold its quotes), as a PNG with the quote highlighted on it."""
+    trace = _trace(db, trace_id, key)
+    source, original = original_of(db, trace, sid, key.groups)
+    if original.media_type != "application/pdf":
+        raise NotFoundError(f"the original of {sid} is not a PDF: open it as text instead")
+    found = pdf_highlights(original.data, source.page, quotes_of(trace, source))
+    chosen = [h for h in found if page is None or h.page == page]
+    if not chosen:
+        raise NotFoundError(f"no verified quote of {sid} was found on that page of the original")
+    png = render_page(original.data, chosen[0])
+    return Response(png, media_type="image/png", headers={"Cache-Control": "no-store"})

@@ -59,6 +59,15 @@ class DocumentInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class Original:
+    """A document version's original file, exactly as it was read at ingest."""
+
+    hash: str  # sha256 of the bytes
+    media_type: str
+    data: bytes = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
 class TraceSource:
     """One source exactly as it was sent in a request."""
 
@@ -216,13 +225,25 @@ class Store(ABC):
         acl: Sequence[str] | None = None,
         url: str | None = None,
         supersedes: str | None = None,
+        keep_original: bool = True,
     ) -> IngestResult:
         """Add a document (or a new version of it) with its chunks, in one transaction.
 
         ``acl``, ``url`` and ``supersedes`` left as None keep the current version's values
         (``acl=[]`` makes a document public). Unchanged text with changed metadata is
-        ``updated`` in place; changed text is a new version.
+        ``updated`` in place; changed text is a new version. The file's bytes
+        (``doc.original``) are kept with the version, once per distinct file, unless
+        ``keep_original`` is False; a version keeps the original it was first stored with.
         """
+
+    @abstractmethod
+    def original(
+        self, key: str, version: int, groups: Sequence[str] | None = None
+    ) -> Original | None:
+        """The original file of a document version (``key`` without a chunk suffix), or None
+        when none was kept (``--no-originals``, or text ingested without a file), or when
+        ``groups`` are given and the version's ACL admits none of them (a public document
+        admits all). ``StoreError`` when it is missing or damaged."""
 
     @abstractmethod
     def search(

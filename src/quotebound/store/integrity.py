@@ -18,6 +18,7 @@ Work is bounded by the store's size and read in batches; nothing is written.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,6 +75,7 @@ class IntegrityMixin:
             blobs = self._check_hashed(cur, report, "blobs", "SELECT hash, text FROM blobs")
             self._check_hashed(cur, report, "chunk texts", "SELECT hash, text FROM chunk_texts")
             self._check_documents(cur, report, blobs)
+            self._check_originals(cur, report)
             ids = self._check_traces(cur, report, blobs)
         if report.ok:  # (a trace with a missing text cannot be read whole: said already)
             self._check_reopen(ids, report)
@@ -94,6 +96,24 @@ class IntegrityMixin:
                 )
         report.counts[what.replace(" ", "_")] = len(keys)
         return keys
+
+    def _check_originals(self, cur: Any, report: Report) -> None:
+        """Every kept original hashes to its key, and every document version that names one
+        has it."""
+        kept: set[str] = set()
+        for digest, data in _batches(cur, "SELECT hash, data FROM originals"):
+            kept.add(digest)
+            if hashlib.sha256(bytes(data)).hexdigest() != digest:
+                report.add(
+                    "hash",
+                    f"originals: the file stored under {digest[:12]}... does not hash to it "
+                    "(changed after it was written)",
+                )
+        report.counts["originals"] = len(kept)
+        named = "SELECT key, version, original_hash FROM documents WHERE original_hash IS NOT NULL"
+        for key, version, digest in _batches(cur, named):
+            if digest not in kept:
+                report.add("missing", f"document {key} v{version}: its original file is missing")
 
     def _check_documents(self, cur: Any, report: Report, blobs: set[str]) -> None:
         docs = list(_batches(cur, "SELECT id, key, version, content_hash FROM documents"))

@@ -139,12 +139,28 @@ def _attempt_errors(dialect: str) -> Migration:
     return Migration("0005_attempt_errors", ("ALTER TABLE trace_attempts ADD COLUMN error TEXT",))
 
 
+def _originals(dialect: str) -> Migration:
+    """Each document version's original file, content-addressed: one row per distinct file,
+    however many versions, corpora or names point at it (``documents.original_hash``)."""
+    data = "BLOB" if dialect == "sqlite" else "BYTEA"
+    return Migration(
+        "0006_originals",
+        (
+            f"""CREATE TABLE originals (
+                hash TEXT PRIMARY KEY, media_type TEXT NOT NULL, size INTEGER NOT NULL,
+                data {data} NOT NULL)""",
+            "ALTER TABLE documents ADD COLUMN original_hash TEXT",
+        ),
+    )
+
+
 _MIGRATIONS: tuple[Callable[[str], Migration], ...] = (
     _corpus,
     _traces,
     _api_keys,
     _term_sizes,
     _attempt_errors,
+    _originals,
 )
 
 

@@ -8,6 +8,7 @@ Statements are written with ``?`` placeholders and translated once per backend.
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import re
 from abc import abstractmethod
@@ -22,6 +23,7 @@ from .access import AccessMixin
 from .base import (
     DocumentInfo,
     IngestResult,
+    Original,
     Store,
     TraceAttempt,
     TraceRecord,
@@ -202,14 +204,16 @@ class SQLStore(IntegrityMixin, AccessMixin, Store):
         acl: Sequence[str] | None = None,
         url: str | None = None,
         supersedes: str | None = None,
+        keep_original: bool = True,
     ) -> IngestResult:
         _check_names(corpus, acl or ())
         key = document_key(corpus, doc.name)
+        original = doc.original if keep_original else None
         with self._tx(lock=key) as cur:
             cur.execute(
                 self._sql(
-                    "SELECT id, version, content_hash, deleted, url, supersedes FROM documents "
-                    "WHERE key = ? AND current = 1"
+                    "SELECT id, version, content_hash, deleted, url, supersedes, original_hash "
+                    "FROM documents WHERE key = ? AND current = 1"
                 ),
                 (key,),
             )
@@ -222,6 +226,13 @@ class SQLStore(IntegrityMixin, AccessMixin, Store):
             supersedes = supersedes if supersedes is not None else (row[5] if row else None)
             if row is not None and row[2] == doc.hash and not row[3]:
                 changed = self._set_acl(cur, row[0], groups)
+                if original is not None and row[6] is None:  # kept from now on; never replaced
+                    digest = self._put_original(cur, original, doc.media_type)
+                    cur.execute(
+                        self._sql("UPDATE documents SET original_hash = ? WHERE id = ?"),
+                        (digest, row[0]),
+                    )
+                    changed = True
                 if (url, supersedes) != (row[4], row[5]):
                     cur.execute(
                         self._sql("UPDATE documents SET url = ?, supersedes = ? WHERE id = ?"),
@@ -233,6 +244,12 @@ class SQLStore(IntegrityMixin, AccessMixin, Store):
             if row is not None:
                 cur.execute(self._sql("UPDATE documents SET current = 0 WHERE key = ?"), (key,))
             doc_id = self._insert_document(cur, corpus, key, version, doc, url, supersedes)
+            if original is not None:
+                digest = self._put_original(cur, original, doc.media_type)
+                cur.execute(
+                    self._sql("UPDATE documents SET original_hash = ? WHERE id = ?"),
+                    (digest, doc_id),
+                )
             self._put_blob(cur, doc.hash, doc.text)
             self._set_acl(cur, doc_id, groups)
             self._insert_chunks(cur, doc_id, chunks)
@@ -322,6 +339,43 @@ class SQLStore(IntegrityMixin, AccessMixin, Store):
     def _chunks_added(self, cur: Cursor, added: list[tuple[int, str]]) -> None:
         """Called in the ingest's transaction with the chunk texts it stored for the first
         time (id, text): a backend may keep statistics of its full-text index with them."""
+
+    def _put_original(self, cur: Cursor, data: bytes, media_type: str) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        cur.execute(
+            self._sql(
+                "INSERT INTO originals (hash, media_type, size, data) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (hash) DO NOTHING"
+            ),
+            (digest, media_type, len(data), data),
+        )
+        return digest
+
+    def original(
+        self, key: str, version: int, groups: Sequence[str] | None = None
+    ) -> Original | None:
+        with self._read() as cur:
+            cur.execute(
+                self._sql(
+                    "SELECT d.id, d.original_hash, d.media_type, o.data FROM documents d "
+                    "LEFT JOIN originals o ON o.hash = d.original_hash "
+                    "WHERE d.key = ? AND d.version = ?"
+                ),
+                (key, version),
+            )
+            row = cur.fetchone()
+            if row is None or row[1] is None:
+                return None
+            if groups is not None:  # the whole file: only to whoever may read it now
+                acl = self._acl(cur, row[0])
+                if acl and not set(acl) & set(groups):
+                    return None
+        if row[3] is None:
+            raise StoreError(f"the original of {key} v{version} is missing from the store")
+        data = bytes(row[3])
+        if hashlib.sha256(data).hexdigest() != row[1]:  # a damaged row is never served
+            raise StoreError(f"the original of {key} v{version} does not match its hash")
+        return Original(row[1], row[2], data)
 
     def _put_blob(self, cur: Cursor, digest: str, text: str) -> None:
         cur.execute(

@@ -214,6 +214,8 @@ async function openSource(traceId, sid, parts, label) {
   const panel = $("panel");
   const text = $("panel-text");
   panel.hidden = false;
+  document.body.classList.add("panel-open");
+  clearPages();
   $("panel-title").textContent = label || sid;
   $("panel-meta").textContent = "Loading " + sid + "…";
   text.replaceChildren();
@@ -235,9 +237,58 @@ async function openSource(traceId, sid, parts, label) {
     const spans = mergeSpans(view.spans.concat(current));
     appendMarked(text, chars, 0, chars.length, spans, current);
     (text.querySelector("mark.current") || text.querySelector("mark") || text).scrollIntoView({ block: "center" });
+    showPages(traceId, sid).catch(() => {}); // (its own failures are shown in the panel)
   } catch (err) {
     $("panel-meta").textContent = "Error: " + err.message;
   }
+}
+
+// The pages of the source's original PDF that hold its verified quotes, each an image with the
+// quote highlighted on the page itself (rendered by the service), above the text as sent. An
+// original that is not a PDF, or none kept, shows nothing here; a page that fails says so. A
+// later click wins: pages of an earlier one are never added to its panel.
+let pagesShown = 0;
+const pageUrls = [];
+
+function clearPages() {
+  pagesShown += 1;
+  while (pageUrls.length) URL.revokeObjectURL(pageUrls.pop());
+  $("panel-pages").replaceChildren();
+}
+
+async function showPages(traceId, sid) {
+  const mine = pagesShown;
+  const box = $("panel-pages");
+  const base = "/v1/traces/" + encodeURIComponent(traceId) + "/sources/" + encodeURIComponent(sid);
+  let marks;
+  try {
+    marks = await (await api(base + "/highlights")).json();
+  } catch (err) {
+    // a 404 is no original kept (the text as sent is all there is); anything else is said
+    if (mine === pagesShown && !/^404\b|no original|not sent|not a PDF/.test(err.message)) {
+      box.append(el("p", { class: "note error" }, "The original could not be shown: " + err.message));
+    }
+    return;
+  }
+  for (const page of marks.pages) {
+    let blob;
+    try {
+      blob = await (await api(base + "/page.png?page=" + page.page)).blob();
+    } catch (err) {
+      if (mine === pagesShown) box.append(el("p", { class: "note error" }, "Page " + page.page + " could not be shown: " + err.message));
+      continue;
+    }
+    if (mine !== pagesShown) return; // another citation was opened meanwhile
+    const url = URL.createObjectURL(blob);
+    pageUrls.push(url);
+    const img = el("img", { class: "page", alt: "Page " + page.page + " of the original, the quote highlighted",
+      "data-page": String(page.page), "data-boxes": JSON.stringify(page.boxes),
+      "data-width": String(page.width), "data-height": String(page.height) });
+    img.src = url;
+    box.append(el("figure", {}, img, el("figcaption", {}, "Page " + page.page + " of the original")));
+  }
+  const first = box.querySelector("img");
+  if (first) first.addEventListener("load", () => first.scrollIntoView({ block: "start" }), { once: true });
 }
 
 function isWebLink(url) {
@@ -331,7 +382,11 @@ function route() {
 document.addEventListener("DOMContentLoaded", () => {
   $("key-form").addEventListener("submit", (e) => { e.preventDefault(); useKey($("key").value); $("key").value = ""; });
   $("ask-form").addEventListener("submit", (e) => { e.preventDefault(); askQuestion($("question").value); });
-  $("panel-close").addEventListener("click", () => { $("panel").hidden = true; });
+  $("panel-close").addEventListener("click", () => {
+    $("panel").hidden = true;
+    document.body.classList.remove("panel-open");
+    clearPages();
+  });
   window.addEventListener("hashchange", route);
   useKey();
   route();

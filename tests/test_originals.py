@@ -1,0 +1,455 @@
+"""Originals: kept at ingest, opened from a trace, a PDF's page shown with the quote on it."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pdfkit import make_pdf
+from quotebound.cli import cli
+from quotebound.errors import NotFoundError, StoreError
+from quotebound.ingest.chunker import chunk_document
+from quotebound.ingest.loaders import load_file
+from quotebound.originals import OriginalError, original_of, pdf_highlights, render_page, text_page
+from quotebound.pipeline import AskOptions, ask
+from quotebound.providers.scripted import ScriptedProvider
+from quotebound.server import ServerConfig, create_app
+from quotebound.store import Store, TraceSource, open_store
+from serverkit import call
+
+CONTOSO = Path(__file__).resolve().parents[2] / "shared" / "data" / "contoso_hr_benefits" / "pdfs"
+HOTEL = "Hotel stays are capped at 180 EUR per night in tier 1 cities and"
+HOTEL_REST = "140 EUR per night elsewhere. Receipts must be uploaded within"
+PAGES = [
+    ["Travel policy", "Employees may book economy class for flights under six hours.", HOTEL],
+    [HOTEL_REST, "45 days of the purchase, and a manager approves each claim."],
+]
+ACROSS = f"{HOTEL} 140 EUR per night elsewhere."
+
+
+def _ingest(store: Store, path: Path, name: str, corpus: str = "travel", keep: bool = True) -> None:
+    doc = load_file(path, name)
+    store.ingest(corpus, doc, chunk_document(doc), keep_original=keep)
+
+
+@pytest.fixture
+def travel_pdf(tmp_path: Path) -> Path:
+    path = tmp_path / "travel.pdf"
+    path.write_bytes(make_pdf(PAGES, title="Travel policy"))
+    return path
+
+
+# -- kept at ingest --------------------------------------------------------------------------------
+
+
+def test_an_original_is_kept_once_per_file_and_per_version(
+    store: Store, tmp_path: Path, travel_pdf: Path
+) -> None:
+    _ingest(store, travel_pdf, "travel.pdf")
+    _ingest(store, travel_pdf, "copy.pdf", corpus="other")  # the same bytes under another name
+    first = store.original("travel:travel.pdf", 1)
+    copy = store.original("other:copy.pdf", 1)
+    assert first is not None and copy is not None
+    assert first.hash == copy.hash and first.data == travel_pdf.read_bytes()
+    assert first.media_type == "application/pdf"
+    # a new version keeps its own original; the old one still opens as it was
+    old = travel_pdf.read_bytes()
+    travel_pdf.write_bytes(make_pdf([["Travel policy", "Flights are booked in economy class."]]))
+    _ingest(store, travel_pdf, "travel.pdf")
+    new = store.original("travel:travel.pdf", 2)
+    assert new is not None and new.data == travel_pdf.read_bytes()
+    assert store.original("travel:travel.pdf", 1).data == old  # type: ignore[union-attr]
+    assert store.original("travel:nothing.pdf", 1) is None
+
+
+def test_no_originals_keeps_none_until_asked(store: Store, travel_pdf: Path) -> None:
+    _ingest(store, travel_pdf, "travel.pdf", keep=False)
+    assert store.original("travel:travel.pdf", 1) is None
+    _ingest(store, travel_pdf, "travel.pdf")  # unchanged text: kept now, the same version
+    kept = store.original("travel:travel.pdf", 1)
+    assert kept is not None and kept.data == travel_pdf.read_bytes()
+
+
+def test_a_damaged_original_is_never_served(tmp_path: Path, travel_pdf: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        _ingest(store, travel_pdf, "travel.pdf")
+    with sqlite3.connect(tmp_path / "qb.db") as raw:
+        raw.execute("UPDATE originals SET data = ?", (b"%PDF-1.4 tampered",))
+    with open_store(url) as store, pytest.raises(StoreError, match="does not match its hash"):
+        store.original("travel:travel.pdf", 1)
+
+
+# -- the quote on its page -------------------------------------------------------------------------
+
+
+def _char_boxes(pdf: bytes, page: int, text: str) -> list[tuple[float, float, float, float]]:
+    """PDFium's boxes of the characters of ``text`` on ``page`` (found in the page's text)."""
+    import pypdfium2
+
+    document = pypdfium2.PdfDocument(pdf)
+    textpage = document[page - 1].get_textpage()
+    chars = [
+        pypdfium2.raw.FPDFText_GetUnicode(textpage.raw, i) for i in range(textpage.count_chars())
+    ]
+    at = "".join(chr(c) for c in chars).index(text)  # by character index, as the highlighter reads
+    boxes = [textpage.get_charbox(i) for i in range(at, at + len(text))]
+    document.close()
+    return [b for b in boxes if b[2] > b[0]]
+
+
+def _inside(box: tuple[float, ...], rects: tuple[tuple[float, ...], ...]) -> bool:
+    return any(
+        r[0] <= box[0] and box[2] <= r[2] and r[1] <= box[1] and box[3] <= r[3] for r in rects
+    )
+
+
+def test_the_highlight_covers_exactly_the_quoted_characters(travel_pdf: Path) -> None:
+    pdf = travel_pdf.read_bytes()
+    quote = "book economy class for flights under six hours"
+    [page] = pdf_highlights(pdf, 1, [quote])
+    assert page.page == 1 and (page.width, page.height) == (612, 792)
+    assert all(_inside(box, page.boxes) for box in _char_boxes(pdf, 1, quote))
+    before = _char_boxes(pdf, 1, "Employees may")
+    assert not any(_inside(box, page.boxes) for box in before)  # words outside the quote stay bare
+    assert len(page.boxes) == 1  # one line, one rectangle
+
+
+def test_a_quote_across_a_page_break_highlights_both_pages(travel_pdf: Path) -> None:
+    pdf = travel_pdf.read_bytes()
+    first, second = pdf_highlights(pdf, 1, [ACROSS])
+    assert (first.page, second.page) == (1, 2)
+    assert all(_inside(box, first.boxes) for box in _char_boxes(pdf, 1, HOTEL))
+    assert all(
+        _inside(box, second.boxes) for box in _char_boxes(pdf, 2, "140 EUR per night elsewhere.")
+    )
+    assert not any(_inside(box, second.boxes) for box in _char_boxes(pdf, 2, "Receipts must"))
+    png = render_page(pdf, second)
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 1000
+
+
+def test_a_quote_not_on_the_pages_highlights_nothing(travel_pdf: Path) -> None:
+    assert (
+        pdf_highlights(travel_pdf.read_bytes(), 1, ["Business class is booked for all flights"])
+        == []
+    )
+
+
+@pytest.mark.skipif(not CONTOSO.is_dir(), reason="shared Contoso PDFs are not available")
+def test_on_a_real_pdf_the_marks_sit_on_the_quoted_words() -> None:
+    pdf = (CONTOSO / "Northwind_Standard_Benefits_Details.pdf").read_bytes()
+    quote = (
+        "This limit applies to certain covered services and includes deductibles, "
+        "coinsurance, and copayments."
+    )
+    [page] = pdf_highlights(pdf, 14, [quote])
+    assert page.page == 14 and len(page.boxes) == 2  # the two lines it is set on
+    import pypdfium2
+
+    textpage = pypdfium2.PdfDocument(pdf)[13].get_textpage()
+    text = textpage.get_text_range()
+    start = text.index("This limit applies")
+    for i in (start, start + 5, text.index("copayments.") + 9):
+        assert _inside(textpage.get_charbox(i), page.boxes)
+    assert not _inside(textpage.get_charbox(text.index("large medical bills")), page.boxes)
+
+
+# -- from a trace: the route, the ACL, the CLI -----------------------------------------------------
+
+
+@pytest.fixture
+def answered(tmp_path: Path, travel_pdf: Path) -> tuple[str, str, str, str]:
+    """A store with the travel PDF, an answer citing its hotel cap across the page break, and
+    the key that owns it and one that does not: (url, trace id, owner key, other key)."""
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        _ingest(store, travel_pdf, "travel.pdf")
+        owner_key, owner = store.create_key(name="owner")
+        owner_id = owner_key.id
+        _, other = store.create_key(name="other")
+        probe = ScriptedProvider(["{}"])
+        ask("What is the hotel cap?", store, probe, AskOptions(entailment=None))
+        sid = next(s.id for s in probe.requests[0].working_set if "180 EUR" in s.text)
+        claim = {
+            "text": "Hotels are capped at 180 EUR a night in tier 1 cities and 140 EUR elsewhere.",
+            "citations": [{"source": sid, "quote": ACROSS}],
+        }
+        provider = ScriptedProvider([json.dumps({"answerable": True, "claims": [claim]})])
+        answer = ask(
+            "What is the hotel cap?", store, provider, AskOptions(entailment=None, owner=owner_id)
+        )
+        assert answer.status == "grounded", answer.to_dict()
+    return url, answer.trace_id or "", owner, other, sid  # type: ignore[return-value]
+
+
+def test_a_trace_opens_the_original_it_was_written_from(
+    answered: tuple[str, ...], travel_pdf: Path
+) -> None:
+    url, trace_id, *_, sid = answered
+    kept = travel_pdf.read_bytes()
+    travel_pdf.write_bytes(make_pdf([["Travel policy", "Flights are booked in economy class."]]))
+    with open_store(url) as store:
+        _ingest(store, travel_pdf, "travel.pdf")  # the file changed since: a new version
+        trace = store.get_trace(trace_id)
+        _, original = original_of(store, trace, sid)
+        assert original.data == kept  # as it was when the answer was written
+        with pytest.raises(NotFoundError, match="was not sent"):
+            original_of(store, trace, "S99")
+
+
+def test_the_service_serves_the_original_and_its_page_to_the_owner_only(
+    answered: tuple[str, ...],
+) -> None:
+    url, trace_id, owner, other, sid = answered
+    app = create_app(ServerConfig(store_url=url))
+    base = f"/v1/traces/{trace_id}/sources/{sid}"
+    got = call(app, "GET", f"{base}/original", owner)
+    assert got.status_code == 200 and got.headers["content-type"] == "application/pdf"
+    assert got.content.startswith(b"%PDF") and got.headers["x-content-type-options"] == "nosniff"
+    marks = call(app, "GET", f"{base}/highlights", owner).json()
+    assert [p["page"] for p in marks["pages"]] == [1, 2]
+    png = call(app, "GET", f"{base}/page.png?page=2", owner)
+    assert png.status_code == 200 and png.content.startswith(b"\x89PNG")
+    for path in ("original", "highlights", "page.png"):
+        assert call(app, "GET", f"{base}/{path}", other).status_code == 404  # not theirs
+        assert call(app, "GET", f"{base}/{path}").status_code == 401
+    assert call(app, "GET", f"/v1/traces/{trace_id}/sources/S99/original", owner).status_code == 404
+    assert call(app, "GET", f"{base}/page.png?page=7", owner).status_code == 404
+
+
+def test_a_hostile_html_original_is_served_in_a_sandbox(tmp_path: Path) -> None:
+    page = tmp_path / "notes.html"
+    page.write_text(
+        "<html><body><p>The vendor portal migration finishes in week 12 of the plan.</p>"
+        "<script>window.__pwned = 1</script></body></html>",
+        encoding="utf-8",
+    )
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        _ingest(store, page, "notes.html", corpus="web")
+        owner_key, owner = store.create_key(name="owner")
+        owner_id = owner_key.id
+        probe = ScriptedProvider(["{}"])
+        ask("When does the migration finish?", store, probe, AskOptions(entailment=None))
+        sid = probe.requests[0].working_set.ids[0]
+        claim = {
+            "text": "The migration finishes in week 12.",
+            "citations": [
+                {"source": sid, "quote": "The vendor portal migration finishes in week 12"}
+            ],
+        }
+        provider = ScriptedProvider([json.dumps({"answerable": True, "claims": [claim]})])
+        answer = ask(
+            "When does the migration finish?",
+            store,
+            provider,
+            AskOptions(entailment=None, owner=owner_id),
+        )
+    got = call(
+        create_app(ServerConfig(store_url=url)),
+        "GET",
+        f"/v1/traces/{answer.trace_id}/sources/{sid}/original",
+        owner,
+    )
+    assert got.status_code == 200 and got.headers["content-type"].startswith("text/html")
+    assert got.headers["content-security-policy"].startswith("sandbox")
+    assert b"<script>" in got.content  # served as it was, and nothing in it runs
+
+
+def test_quotebound_open_writes_the_highlighted_pages(
+    answered: tuple[str, ...], tmp_path: Path
+) -> None:
+    url, trace_id, *_, sid = answered
+    out = tmp_path / "hotel"
+    result = CliRunner().invoke(
+        cli, ["open", trace_id, "--citation", sid, "--out", str(out), "--store", url, "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    written = json.loads(result.output)
+    assert written["original"] == "application/pdf"
+    assert [(Path(f["path"]).name, f["page"]) for f in written["files"]] == [
+        ("hotel.png", 1),
+        ("hotel-p2.png", 2),
+    ]
+    assert (tmp_path / "hotel.png").read_bytes().startswith(b"\x89PNG")
+    assert all(f["boxes"] for f in written["files"])
+
+
+def test_without_an_original_open_writes_the_text_as_sent(tmp_path: Path, travel_pdf: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        _ingest(store, travel_pdf, "travel.pdf", keep=False)
+        probe = ScriptedProvider(["{}"])
+        ask("What is the hotel cap?", store, probe, AskOptions(entailment=None))
+        sid = next(s.id for s in probe.requests[0].working_set if "180 EUR" in s.text)
+        claim = {
+            "text": "Hotel stays are capped at 180 EUR per night.",
+            "citations": [{"source": sid, "quote": "Hotel stays are capped at 180 EUR per night"}],
+        }
+        answer = ask(
+            "What is the hotel cap?",
+            store,
+            ScriptedProvider([json.dumps({"answerable": True, "claims": [claim]})]),
+            AskOptions(entailment=None),
+        )
+        with pytest.raises(NotFoundError, match="no original was kept"):
+            original_of(store, store.get_trace(answer.trace_id or ""), sid)
+    out = tmp_path / "hotel"
+    result = CliRunner().invoke(
+        cli, ["open", answer.trace_id or "", "--citation", sid, "--out", str(out), "--store", url]
+    )
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "hotel.html").read_text(encoding="utf-8")
+    assert '<mark id="quote">Hotel stays are capped at 180 EUR per night</mark>' in page
+
+
+def test_the_text_page_escapes_everything() -> None:
+    source = TraceSource("S1", "Notes <script>alert(1)</script> & the plan ends in week 12.")
+    page = text_page(source, [[32, 60]])
+    assert "<script>alert" not in page and "&lt;script&gt;" in page
+    assert '<mark id="quote">&amp; the plan ends in week 12.</mark>' in page
+    assert "default-src 'none'" in page
+
+
+def test_a_word_hyphenated_at_a_line_break_is_marked_on_both_lines(tmp_path: Path) -> None:
+    lines = [
+        "Employees are entitled to sixteen weeks of paid paren-",
+        "tal leave unless local law provides more.",
+    ]
+    pdf = make_pdf([lines])
+    path = tmp_path / "leave.pdf"
+    path.write_bytes(pdf)
+    doc = load_file(path, "leave.pdf")
+    assert "paid parental leave" in doc.text  # ingest joined the word
+    [page] = pdf_highlights(pdf, 1, ["sixteen weeks of paid parental leave unless local law"])
+    assert len(page.boxes) == 2
+    assert all(_inside(b, page.boxes) for b in _char_boxes(pdf, 1, "sixteen weeks of paid paren"))
+    assert all(_inside(b, page.boxes) for b in _char_boxes(pdf, 1, "tal leave unless local law"))
+    assert not any(_inside(b, page.boxes) for b in _char_boxes(pdf, 1, "provides more"))
+
+
+# -- what a cold review found --------------------------------------------------------------------
+
+
+def _yellow(png_path: Path) -> int:
+    """How many pixels of a PNG written by render_page are the highlight's yellow."""
+    import zlib as _z
+
+    data = png_path.read_bytes()
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    idat, at = b"", 8
+    while at < len(data):
+        size = int.from_bytes(data[at : at + 4], "big")
+        kind = data[at + 4 : at + 8]
+        if kind == b"IDAT":
+            idat += data[at + 8 : at + 8 + size]
+        at += 12 + size
+    raw = _z.decompress(idat)
+    count, stride = 0, 1 + 3 * width
+    for y in range(height):
+        row = raw[y * stride + 1 : (y + 1) * stride]
+        count += sum(
+            1
+            for x in range(0, len(row), 3)
+            if row[x] > 240 and row[x + 1] > 200 and row[x + 2] < 160
+        )
+    return count
+
+
+@pytest.mark.parametrize(("rotate", "crop"), [(0, ""), (90, ""), (0, "40 300 560 792")])
+def test_the_marks_are_drawn_on_the_words_whatever_the_pages_rotation_and_crop(
+    rotate: int, crop: str, tmp_path: Path
+) -> None:
+    pdf = make_pdf([PAGES[0]], rotate=rotate, crop=crop)
+    [page] = pdf_highlights(pdf, 1, ["book economy class for flights under six hours"])
+    path = tmp_path / "page.png"
+    path.write_bytes(render_page(pdf, page))
+    assert _yellow(path) > 1000  # the mark is inside the picture, over the words
+
+
+def test_of_a_quote_that_occurs_twice_the_cited_one_is_marked() -> None:
+    lines = [
+        "Receipts are kept for audit.",
+        "Claims need a receipt.",
+        "Meals are capped by city.",
+        "Receipts are kept for audit.",
+    ]
+    pdf = make_pdf([lines])
+    text = "\n".join(lines)
+    second = text.rindex("Receipts are kept for audit.")
+    [page] = pdf_highlights(pdf, 1, [("Receipts are kept for audit.", text[:second])])
+    [box] = page.boxes
+    assert box[1] < 750 - 2 * 16  # the fourth line, not the first
+    [first] = pdf_highlights(pdf, 1, [("Receipts are kept for audit.", "")]).pop().boxes
+    assert first[1] > 740
+
+
+def test_pdfium_is_used_by_one_thread_at_a_time(travel_pdf: Path) -> None:
+    import threading
+
+    pdf, errors = travel_pdf.read_bytes(), []
+
+    def work() -> None:
+        try:
+            for _ in range(8):
+                for page in pdf_highlights(pdf, 1, [ACROSS]):
+                    render_page(pdf, page)
+        except Exception as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []  # (without the lock the process crashes outright)
+
+
+def test_a_damaged_pdf_is_a_clear_error_never_a_traceback(tmp_path: Path) -> None:
+    pdf = make_pdf([PAGES[0]]).replace(b"/Count 1", b"/Count 3")  # says 3 pages, has one
+    found = pdf_highlights(pdf, 1, ["book economy class for flights under six hours"])
+    assert [p.page for p in found] == [1]  # the page that loads still shows its quote
+    assert pdf_highlights(pdf, None, ["a quote that is on no page at all"]) == []
+    with pytest.raises(OriginalError, match="not a readable PDF"):
+        pdf_highlights(b"%PDF-1.4 not really", 1, ["x"])
+
+
+def test_the_whole_file_only_to_whoever_may_read_the_document_now(
+    answered: tuple[str, ...], travel_pdf: Path
+) -> None:
+    url, trace_id, owner, _, sid = answered
+    with open_store(url) as store:  # restricted since the answer: its chunks stay in the trace
+        doc = load_file(travel_pdf, "travel.pdf")
+        store.ingest("travel", doc, chunk_document(doc), acl=["finance"])
+    app = create_app(ServerConfig(store_url=url))
+    base = f"/v1/traces/{trace_id}/sources/{sid}"
+    assert call(app, "GET", base, owner).status_code == 200  # the text as sent: still theirs
+    for path in ("original", "highlights", "page.png"):
+        assert call(app, "GET", f"{base}/{path}", owner).status_code == 404
+    got = call(app, "GET", f"{base}/original", owner)
+    assert got.headers["cache-control"] == "no-store"
+
+
+def test_the_store_check_sees_a_damaged_or_missing_original(
+    tmp_path: Path, travel_pdf: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        _ingest(store, travel_pdf, "travel.pdf")
+        assert store.check().ok  # type: ignore[attr-defined]
+    with sqlite3.connect(tmp_path / "qb.db") as raw:
+        raw.execute("UPDATE originals SET data = ?", (b"%PDF-1.4 tampered",))
+    with open_store(url) as store:
+        report = store.check()  # type: ignore[attr-defined]
+        assert not report.ok and any("originals" in p for p in map(str, report.problems))
+    with sqlite3.connect(tmp_path / "qb.db") as raw:
+        raw.execute("DELETE FROM originals")
+    with open_store(url) as store:
+        report = store.check()  # type: ignore[attr-defined]
+        assert any("original file is missing" in str(p) for p in report.problems)
+        with pytest.raises(StoreError, match="missing from the store"):
+            store.original("travel:travel.pdf", 1)
