@@ -453,3 +453,59 @@ def test_the_store_check_sees_a_damaged_or_missing_original(
         assert any("original file is missing" in str(p) for p in report.problems)
         with pytest.raises(StoreError, match="missing from the store"):
             store.original("travel:travel.pdf", 1)
+
+
+def test_the_whole_document_opens_at_the_version_sent_with_the_quote_marked(tmp_path: Path) -> None:
+    from corpuskit import make_doc
+    from quotebound.originals import document_page
+
+    intro = "The leave policy applies to every employee of Northwind Traders in every country."
+    leave = (
+        "Employees are entitled to 16 weeks of paid parental leave unless local law provides more."
+    )
+    outro = "Questions about <b>leave</b> go to the HR team, who answer within five days."
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        store.ingest("hr", *make_doc("leave.txt", intro, leave, outro))
+        owner_key, owner = store.create_key(name="owner")
+        probe = ScriptedProvider(["{}"])
+        ask("How long is parental leave?", store, probe, AskOptions(entailment=None))
+        sid = next(s.id for s in probe.requests[0].working_set if "16 weeks" in s.text)
+        claim = {
+            "text": "Employees get 16 weeks of paid parental leave.",
+            "citations": [{"source": sid, "quote": "entitled to 16 weeks of paid parental leave"}],
+        }
+        answer = ask(
+            "How long is parental leave?",
+            store,
+            ScriptedProvider([json.dumps({"answerable": True, "claims": [claim]})]),
+            AskOptions(entailment=None, owner=owner_key.id),
+        )
+        trace = store.get_trace(answer.trace_id or "")
+        page = document_page(store, trace, sid)
+        store.ingest("hr", *make_doc("leave.txt", intro, leave.replace("16", "18"), outro))  # v2
+        assert document_page(store, trace, sid) == page  # still the version that was sent
+    assert (
+        intro in page
+        and '<mark id="quote">entitled to 16 weeks of paid parental leave</mark>' in page
+    )
+    assert "&lt;b&gt;leave&lt;/b&gt;" in page  # escaped, never markup
+    got = call(
+        create_app(ServerConfig(store_url=url)),
+        "GET",
+        f"/v1/traces/{answer.trace_id}/sources/{sid}/document",
+        owner,
+    )
+    assert got.status_code == 200 and got.text == page
+    assert got.headers["content-security-policy"].startswith("sandbox")
+    with open_store(url) as store:  # restricted since: the caller keeps the text as sent only
+        store.ingest(
+            "hr", *make_doc("leave.txt", intro, leave.replace("16", "18"), outro), acl=["hr"]
+        )
+    got = call(
+        create_app(ServerConfig(store_url=url)),
+        "GET",
+        f"/v1/traces/{answer.trace_id}/sources/{sid}/document",
+        owner,
+    )
+    assert got.status_code == 200 and intro not in got.text and "16 weeks" in got.text

@@ -25,7 +25,8 @@ import html
 import struct
 import threading
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,6 +103,25 @@ def pdf_highlights(
     occurs twice, the occurrence that was cited. With ``first_page`` known (where the source
     starts) a quote is looked for there and on the two pages after; otherwise on the first
     ``MAX_PAGES_SEARCHED`` pages, within ``MAX_CHARS_READ`` characters. Not found: nothing."""
+    with _open_pdf(data) as document:
+        pages = _Pages(document)
+        chars: dict[int, list[Box]] = {}
+        for item in quotes:
+            quote, before = (item, "") if isinstance(item, str) else item
+            for page, box in _find(pages, first_page, quote, before):
+                chars.setdefault(page, []).append(box)
+        out = []
+        for page in sorted(chars):
+            width, height = pages.size(page)
+            boxes = _lines(chars[page])
+            out.append(PageHighlight(page, width, height, boxes, tuple(chars[page])))
+        return out
+
+
+@contextmanager
+def _open_pdf(data: bytes) -> Iterator[Any]:
+    """The PDF open, under the one lock every use of PDFium holds (it is not thread-safe), and
+    closed after."""
     pdfium = _pdfium()
     with _PDFIUM:
         try:
@@ -109,18 +129,7 @@ def pdf_highlights(
         except pdfium.PdfiumError as exc:
             raise OriginalError(f"the original is not a readable PDF ({exc})") from None
         try:
-            pages = _Pages(document)
-            chars: dict[int, list[Box]] = {}
-            for item in quotes:
-                quote, before = (item, "") if isinstance(item, str) else item
-                for page, box in _find(pages, first_page, quote, before):
-                    chars.setdefault(page, []).append(box)
-            out = []
-            for page in sorted(chars):
-                width, height = pages.size(page)
-                boxes = _lines(chars[page])
-                out.append(PageHighlight(page, width, height, boxes, tuple(chars[page])))
-            return out
+            yield document
         finally:
             document.close()
 
@@ -277,11 +286,7 @@ def render_page(data: bytes, highlight: PageHighlight, scale: float = DEFAULT_SC
     page's own transform: its crop box and rotation)."""
     pdfium = _pdfium()
     scale = min(scale, (MAX_PIXELS / max(1.0, highlight.width * highlight.height)) ** 0.5)
-    with _PDFIUM:
-        try:
-            document = pdfium.PdfDocument(data)
-        except pdfium.PdfiumError as exc:
-            raise OriginalError(f"the original is not a readable PDF ({exc})") from None
+    with _open_pdf(data) as document:
         try:
             page = document[highlight.page - 1]
             bitmap = page.render(scale=scale, rev_byteorder=True)
@@ -298,8 +303,6 @@ def render_page(data: bytes, highlight: PageHighlight, scale: float = DEFAULT_SC
             raise OriginalError(
                 f"page {highlight.page} of the original cannot be shown ({exc})"
             ) from None
-        finally:
-            document.close()
     for x0, y0, x1, y1 in rects:
         x0, x1 = max(0, int(x0)), min(width, int(x1) + 1)
         y0, y1 = max(0, int(y0)), min(height, int(y1) + 1)
@@ -375,6 +378,38 @@ def text_page(source: TraceSource, spans: list[list[int]], title: str | None = N
         "margin:2em auto;padding:0 1em;white-space:pre-wrap}mark{background:#ffd600}</style>"
         f"</head><body><h1>{name}</h1>{''.join(pieces)}</body></html>\n"
     )
+
+
+def document_page(
+    store: Store, trace: TraceRecord, sid: str, groups: Sequence[str] | None = None
+) -> str:
+    """The whole document a sent source came from, at the version that was sent, as an HTML page
+    of its text (escaped: nothing of the original runs) with the source's verified quotes marked
+    where they stand in it and the first scrolled to; the source's text alone when its document
+    is not stored, or (``groups`` given) its ACL does not admit the caller now."""
+    source = sent_source(trace, sid)
+    spans = spans_for(trace, sid)
+    if source.key and source.version is not None and source.start is not None:
+        key = document_of(source.to_source())
+        readable = groups is None or _admitted(store, key, groups)
+        try:
+            text = store.document_text(key, source.version) if readable else None
+        except NotFoundError:
+            text = None
+        end = source.start + len(source.text)
+        if text is not None and text[source.start : end] == source.text:
+            whole = TraceSource(source.id, text, source.key, source.title)
+            shifted = [[a + source.start, b + source.start] for a, b in spans]
+            return text_page(whole, shifted, source.title)
+    return text_page(source, spans)
+
+
+def _admitted(store: Store, key: str, groups: Sequence[str]) -> bool:
+    """Whether the document's ACL now (its current version's) admits ``groups``."""
+    for doc in store.documents(key.split(":", 1)[0]):
+        if doc.key == key:
+            return not doc.acl or bool(set(doc.acl) & set(groups))
+    return False
 
 
 def quotes_of(trace: TraceRecord, source: TraceSource) -> list[Quote]:

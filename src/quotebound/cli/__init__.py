@@ -31,7 +31,7 @@ from ..entailment.judge import JUDGE_MODEL, JudgeBackend
 from ..entailment.tier import check_entailment
 from ..errors import IngestError, InputError, NotFoundError, QuoteboundError, unreadable
 from ..ingest import chunk_document, iter_files, load_file
-from ..originals import original_of, pdf_highlights, quotes_of, render_page, text_page
+from ..originals import document_page, original_of, pdf_highlights, quotes_of, render_page
 from ..packing import DEFAULT_BUDGET_CHARS, chunk_key, pack
 from ..parsing import FORMATS
 from ..pipeline import Answer, AskOptions, ask
@@ -39,7 +39,7 @@ from ..providers import PROVIDER_NAMES, Provider, make_provider
 from ..sources import WorkingSet
 from ..store import Hit, Store, TraceRecord, open_store
 from ..text.display import terminal_safe
-from ..traceview import sent_source, source_view, spans_for, trace_dict
+from ..traceview import sent_source, source_view, trace_dict
 from ..verify import Policy, Verdict, verify
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
@@ -504,7 +504,8 @@ def open_cmd(
             written.append({"path": str(path), "page": page.page, "boxes": boxes})
     else:
         path = stem.with_suffix(".html")
-        path.write_text(text_page(source, spans_for(trace, sid)), encoding="utf-8")
+        with open_store(store_url) as store:  # the whole document at the version sent, marked
+            path.write_text(document_page(store, trace, sid), encoding="utf-8")
         written.append({"path": str(path), "page": None, "boxes": []})
     kind = original.media_type if original is not None else None
     payload = {"trace": trace.id, "source": sid, "original": kind, "files": written}

@@ -22,7 +22,7 @@ from fastapi.responses import Response, StreamingResponse
 
 from .. import __version__
 from ..errors import NotFoundError
-from ..originals import original_of, pdf_highlights, quotes_of, render_page
+from ..originals import document_page, original_of, pdf_highlights, quotes_of, render_page
 from ..sources import WorkingSet
 from ..store import ApiKey, Store, TraceRecord
 from ..traceview import claims_view, source_view, trace_dict
@@ -187,6 +187,16 @@ def get_original(trace_id: TraceId, sid: Sid, key: Caller, db: Db) -> Response:
     if original.media_type != "application/pdf":
         headers["Content-Security-Policy"] = _SANDBOX
     return Response(original.data, media_type=original.media_type, headers=headers)
+
+
+@router.get("/v1/traces/{trace_id}/sources/{sid}/document", tags=["traces"])
+def get_document_page(trace_id: TraceId, sid: Sid, key: Caller, db: Db) -> Response:
+    """The whole document the source came from, at the version sent, as an HTML page of its
+    text (escaped, no script) with the source's verified quotes marked and scrolled to; the
+    source's text alone when the document is not stored or the caller may not read it now."""
+    page = document_page(db, _trace(db, trace_id, key), sid, key.groups)
+    headers = {**_ORIGINAL_HEADERS, "Content-Security-Policy": _SANDBOX}
+    return Response(page, media_type="text/html; charset=utf-8", headers=headers)
 
 
 @router.get("/v1/traces/{trace_id}/sources/{sid}/highlights", tags=["traces"])

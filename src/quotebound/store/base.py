@@ -237,6 +237,11 @@ class Store(ABC):
         """
 
     @abstractmethod
+    def document_text(self, key: str, version: int | None = None) -> str:
+        """The canonical text of a document version (the current one by default);
+        ``NotFoundError`` when there is none."""
+
+    @abstractmethod
     def original(
         self, key: str, version: int, groups: Sequence[str] | None = None
     ) -> Original | None:
