@@ -509,3 +509,31 @@ def test_the_whole_document_opens_at_the_version_sent_with_the_quote_marked(tmp_
         owner,
     )
     assert got.status_code == 200 and intro not in got.text and "16 weeks" in got.text
+
+
+HOSTILE_PAGE = (
+    b"<html><head><title>Notes</title><script>window.__pwned = 1</script></head><body>"
+    b'<h1 onclick="window.__pwned = 2">Release notes</h1>'
+    b"<p>The vendor portal <b>migration</b> finishes in week 12 of the plan.</p>"
+    b'<img src="x" onerror="window.__pwned = 3"><iframe src="https://evil.example/"></iframe>'
+    b"<p>Rollback &amp; support: the vendor portal migration finishes in week 12 of the plan.</p>"
+    b"</body></html>"
+)
+
+
+def test_an_html_original_is_rendered_safely_with_its_quote_marked() -> None:
+    from quotebound.originals import html_page
+
+    quote = "the vendor portal migration finishes in week 12"
+    page = html_page(HOSTILE_PAGE, [(quote, "Rollback & support: ")], "Notes")
+    for bad in ("<script", "onclick", "onerror", "<img", "<iframe", "__pwned"):
+        assert bad not in page
+    cited = '<mark id="quote">the vendor portal migration finishes in week 12</mark>'
+    assert f"<p>Rollback &amp; support: {cited}" in page
+    assert "<b>migration</b>" in page  # the first occurrence, not the cited one, stays bare
+    first = html_page(HOSTILE_PAGE, [(quote, "")], "Notes")  # no context: the first, over <b>
+    over = '<mark id="quote">The vendor portal </mark><b><mark>migration</mark></b>'
+    assert f"<p>{over}<mark> finishes in week 12</mark>" in first
+    assert (
+        html_page(HOSTILE_PAGE, [("a sentence that is not there at all", "")]).count("<mark") == 0
+    )

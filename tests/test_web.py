@@ -452,3 +452,46 @@ def test_a_pdf_citation_opens_its_pages_with_the_quote_on_them_beside_the_answer
     assert answer_box is not None and panel_box is not None
     assert answer_box["x"] + answer_box["width"] <= panel_box["x"]
     site.shot("pdf-page.png")
+
+
+def test_a_hostile_html_original_opens_inert_in_the_browser(browser: Any, tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    from test_originals import HOSTILE_PAGE
+
+    path = tmp_path / "notes.html"
+    path.write_bytes(HOSTILE_PAGE)
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        loaded = load_file(path, "notes.html")
+        store.ingest("web", loaded, chunk_document(loaded))
+        secret = store.create_key(name="browser test")[1]
+    quote = "the vendor portal migration finishes in week 12"
+    claim = {
+        "text": "The vendor portal migration finishes in week 12.",
+        "citations": [{"source": "S1", "quote": quote}],
+    }
+    provider = ScriptedProvider([json.dumps({"answerable": True, "claims": [claim]})])
+    app = create_app(ServerConfig(store_url=url, provider=lambda: provider))
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    with live_server(app) as base:
+        import httpx
+
+        answer = httpx.post(
+            f"{base}/v1/ask",
+            json={"question": "When does the migration finish?"},
+            headers={"Authorization": f"Bearer {secret}"},
+            timeout=60,
+        ).json()
+        assert answer["status"] == "grounded", answer
+        page.set_extra_http_headers({"Authorization": f"Bearer {secret}"})
+        trace = answer["trace_id"]
+        for route in ("original", "document"):
+            page.goto(f"{base}/v1/traces/{trace}/sources/S1/{route}")
+            page.wait_for_timeout(300)
+            assert page.evaluate("window.__pwned") is None  # nothing of it ran
+        expect(page.locator("mark#quote")).to_be_visible()
+        marked = "".join(page.locator("mark").all_inner_texts())
+        assert marked.lower() == quote  # over the original's own <b>: three marks, one quote
+    context.close()

@@ -28,6 +28,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from typing import Any
 
 from .cards import document_of
@@ -240,15 +241,7 @@ class _PagesView:
         self.nt = NormalizedText("".join(parts))
 
     def locate(self, needle: str, context: str) -> list[tuple[int, Box]] | None:
-        span = None
-        if context:  # the occurrence right after the text before it, if it stands there
-            joined = self.nt.locate(f"{context} {needle}")
-            at = self.nt.normalized_at(joined[0]) if joined is not None else None
-            if at is not None:
-                i = self.nt.text.find(needle, at + len(context))
-                span = self.nt.span(i, i + len(needle)) if i >= 0 else None
-        if span is None:
-            span = self.nt.locate(needle)
+        span = _locate_after(self.nt, needle, context)
         if span is None:
             return None
         out = []
@@ -369,14 +362,21 @@ def text_page(source: TraceSource, spans: list[list[int]], title: str | None = N
         pieces.append(f"<mark{anchor}>{html.escape(text[start:end])}</mark>")
         at = end
     pieces.append(html.escape(text[at:]))
-    name = html.escape(title or source.title or source.key or source.id)
+    return _page(html.escape(title or source.title or source.key or source.id), "".join(pieces))
+
+
+def _page(name: str, body: str, prose: bool = False) -> str:
+    """A standalone page (``name`` and ``body`` already escaped): no script, nothing loaded;
+    text kept as it runs (``prose``: laid out by its own markup)."""
+    wrap = "" if prose else "white-space:pre-wrap"
+    heading = "" if prose else f"<h1>{name}</h1>"
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "style-src 'unsafe-inline'\">"
         f"<title>{name}</title><style>body{{font:16px/1.5 system-ui,sans-serif;max-width:46em;"
-        "margin:2em auto;padding:0 1em;white-space:pre-wrap}mark{background:#ffd600}</style>"
-        f"</head><body><h1>{name}</h1>{''.join(pieces)}</body></html>\n"
+        f"margin:2em auto;padding:0 1em;{wrap}}}mark{{background:#ffd600}}</style>"
+        f"</head><body>{heading}{body}</body></html>\n"
     )
 
 
@@ -384,10 +384,17 @@ def document_page(
     store: Store, trace: TraceRecord, sid: str, groups: Sequence[str] | None = None
 ) -> str:
     """The whole document a sent source came from, at the version that was sent, as an HTML page
-    of its text (escaped: nothing of the original runs) with the source's verified quotes marked
-    where they stand in it and the first scrolled to; the source's text alone when its document
-    is not stored, or (``groups`` given) its ACL does not admit the caller now."""
+    with the source's verified quotes marked where they stand and the first scrolled to: an HTML
+    original rendered safely (``html_page``), any other document's text escaped; the source's
+    text alone when its document is not stored, or (``groups`` given) its ACL does not admit the
+    caller now."""
     source = sent_source(trace, sid)
+    try:
+        _, original = original_of(store, trace, sid, groups)
+    except NotFoundError:
+        original = None
+    if original is not None and original.media_type == "text/html":  # rendered, made safe
+        return html_page(original.data, quotes_of(trace, source), source.title)
     spans = spans_for(trace, sid)
     if source.key and source.version is not None and source.start is not None:
         key = document_of(source.to_source())
@@ -410,6 +417,126 @@ def _admitted(store: Store, key: str, groups: Sequence[str]) -> bool:
         if doc.key == key:
             return not doc.acl or bool(set(doc.acl) & set(groups))
     return False
+
+
+# -- HTML: the original rendered safely, its quotes marked ------------------------------------
+
+# What a rendered original keeps of its markup: structure and emphasis, no attribute at all (so
+# no link, image, style or handler), nothing that loads, runs or embeds; what these hold is
+# dropped with them.
+_KEPT_TAGS = frozenset(
+    "p div section article main header footer aside nav h1 h2 h3 h4 h5 h6 ul ol li dl dt dd "
+    "table thead tbody tfoot tr td th caption blockquote pre code em strong b i u s sub sup "
+    "small mark span figure figcaption br hr abbr cite q time address".split()
+)
+_VOID_TAGS = frozenset({"br", "hr"})
+_DROPPED_WITH_CONTENT = frozenset(
+    "script style noscript template iframe object embed svg math head title textarea select "
+    "button canvas video audio picture form".split()
+)
+_BLOCK_TAGS = _KEPT_TAGS - frozenset(
+    "em strong b i u s sub sup small mark span code abbr cite q time".split()
+)
+
+
+class _SafeHtml(HTMLParser):
+    """An HTML document as tokens of safe markup (kept tags, no attributes) and text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tokens: list[tuple[str, str]] = []  # ("tag", "<p>"), ("text", "..."), ("gap", "")
+        self._drop = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _DROPPED_WITH_CONTENT:
+            self._drop += tag not in _VOID_TAGS
+        elif not self._drop and tag in _KEPT_TAGS:
+            if tag in _BLOCK_TAGS:
+                self.tokens.append(("gap", ""))
+            self.tokens.append(("tag", f"<{tag}>"))
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if not self._drop and tag in _VOID_TAGS:
+            self.tokens += [("gap", ""), ("tag", f"<{tag}>")]
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _DROPPED_WITH_CONTENT:
+            self._drop = max(0, self._drop - 1)
+        elif not self._drop and tag in _KEPT_TAGS and tag not in _VOID_TAGS:
+            self.tokens.append(("tag", f"</{tag}>"))
+            if tag in _BLOCK_TAGS:
+                self.tokens.append(("gap", ""))
+
+    def handle_data(self, data: str) -> None:
+        if not self._drop and data:
+            self.tokens.append(("text", data))
+
+
+def html_page(data: bytes, quotes: list[Quote], title: str | None = None) -> str:
+    """An HTML original rendered safely (its structure and emphasis kept, every attribute,
+    script, style, frame and embed left out, every text escaped) with ``quotes`` marked where
+    they stand in its text (found the way every quote is, the text before each telling two
+    occurrences apart), the first scrolled to. A quote not found is not marked."""
+    parser = _SafeHtml()
+    parser.feed(data.decode("utf-8", errors="replace"))
+    parser.close()
+    tokens = parser.tokens
+    # the text the tokens hold, block boundaries as line breaks, with each character's token
+    parts: list[str] = []
+    where: list[tuple[int, int]] = []
+    for t, (kind, value) in enumerate(tokens):
+        if kind == "text":
+            parts.append(value)
+            where.extend((t, i) for i in range(len(value)))
+        elif kind == "gap":
+            parts.append("\n")
+            where.append((-1, 0))
+    nt = NormalizedText("".join(parts))
+    marked: dict[int, list[tuple[int, int]]] = {}  # token -> [start, end) ranges to mark
+    for quote, before in quotes:
+        span = _locate_after(nt, normalize(quote), _context(before))
+        if span is None:
+            continue
+        for k in range(span[0], span[1]):
+            t, i = where[k]
+            if t < 0:
+                continue
+            ranges = marked.setdefault(t, [])
+            if ranges and ranges[-1][1] == i:
+                ranges[-1] = (ranges[-1][0], i + 1)
+            else:
+                ranges.append((i, i + 1))
+    body: list[str] = []
+    first = True
+    for t, (kind, value) in enumerate(tokens):
+        if kind == "tag":
+            body.append(value)
+        elif kind == "text":
+            at = 0
+            for start, end in sorted(marked.get(t, [])):
+                anchor = ' id="quote"' if first else ""
+                first = False
+                body.append(html.escape(value[at:start]))
+                body.append(f"<mark{anchor}>{html.escape(value[start:end])}</mark>")
+                at = end
+            body.append(html.escape(value[at:]))
+    return _page(html.escape(title or "Original"), "".join(body), prose=True)
+
+
+def _locate_after(nt: NormalizedText, needle: str, context: str) -> tuple[int, int] | None:
+    """The original span of ``needle`` in ``nt``: right after ``context`` where it stands
+    there, else its first occurrence."""
+    if not needle:
+        return None
+    if context:
+        joined = nt.locate(f"{context} {needle}")
+        at = nt.normalized_at(joined[0]) if joined is not None else None
+        if at is not None:
+            i = nt.text.find(needle, at + len(context))
+            span = nt.span(i, i + len(needle)) if i >= 0 else None
+            if span is not None:
+                return span
+    return nt.locate(needle)
 
 
 def quotes_of(trace: TraceRecord, source: TraceSource) -> list[Quote]:
