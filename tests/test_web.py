@@ -495,3 +495,62 @@ def test_a_hostile_html_original_opens_inert_in_the_browser(browser: Any, tmp_pa
         marked = "".join(page.locator("mark").all_inner_texts())
         assert marked.lower() == quote  # over the original's own <b>: three marks, one quote
     context.close()
+
+
+CONTOSO = Path(__file__).resolve().parents[2] / "shared" / "data" / "contoso_hr_benefits" / "pdfs"
+NORTHWIND_QUOTE = (
+    "This limit applies to certain covered services and includes deductibles, coinsurance, and "
+    "copayments."
+)
+
+
+@pytest.mark.skipif(not CONTOSO.is_dir(), reason="shared Contoso PDFs are not available")
+def test_a_chip_on_a_contoso_answer_shows_its_page_with_the_quote_on_the_words(
+    browser: Any, tmp_path: Path
+) -> None:
+    import pypdfium2
+    from playwright.sync_api import expect
+
+    pdf = CONTOSO / "Northwind_Standard_Benefits_Details.pdf"
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        loaded = load_file(pdf, pdf.name)
+        store.ingest("contoso", loaded, chunk_document(loaded))
+        secret = store.create_key(name="browser test")[1]
+    claim = {
+        "text": "The out-of-pocket limit includes deductibles, coinsurance and copayments.",
+        "citations": [{"source": "S1", "quote": NORTHWIND_QUOTE}],
+    }
+    outputs = [json.dumps({"answerable": True, "claims": [claim]})] * 2
+    sites = _scripted_site(browser, url, secret, tmp_path, outputs)
+    site = next(sites)
+    try:
+        site.sign_in()
+        site.ask("What does the out-of-pocket maximum include?")
+        page = site.page
+        expect(page.locator("#answer .status")).to_contain_text("status grounded")
+        page.locator("#answer .claims .chip").first.click()
+        image = page.locator("#panel-pages img.page").first
+        expect(image).to_have_attribute("data-page", "14")
+        page.wait_for_function(
+            "(img) => img.complete && img.naturalWidth > 0", arg=image.element_handle()
+        )
+        boxes = json.loads(image.get_attribute("data-boxes") or "[]")
+        textpage = pypdfium2.PdfDocument(pdf.read_bytes())[13].get_textpage()
+        raw = [
+            pypdfium2.raw.FPDFText_GetUnicode(textpage.raw, i)
+            for i in range(textpage.count_chars())
+        ]
+        text = "".join(chr(c) for c in raw)
+
+        def inside(i: int) -> bool:
+            b = textpage.get_charbox(i)
+            return any(
+                r[0] <= b[0] and b[2] <= r[2] and r[1] <= b[1] and b[3] <= r[3] for r in boxes
+            )
+
+        start = text.index("This limit applies")
+        assert inside(start) and inside(text.index("copayments.", start) + 10)
+        assert not inside(text.index("large medical bills"))  # the sentence before stays bare
+    finally:
+        sites.close()
