@@ -526,14 +526,86 @@ def test_an_html_original_is_rendered_safely_with_its_quote_marked() -> None:
 
     quote = "the vendor portal migration finishes in week 12"
     page = html_page(HOSTILE_PAGE, [(quote, "Rollback & support: ")], "Notes")
+    assert page is not None
     for bad in ("<script", "onclick", "onerror", "<img", "<iframe", "__pwned"):
         assert bad not in page
     cited = '<mark id="quote">the vendor portal migration finishes in week 12</mark>'
     assert f"<p>Rollback &amp; support: {cited}" in page
     assert "<b>migration</b>" in page  # the first occurrence, not the cited one, stays bare
-    first = html_page(HOSTILE_PAGE, [(quote, "")], "Notes")  # no context: the first, over <b>
+    first = html_page(HOSTILE_PAGE, [(quote, "")], "Notes") or ""  # no context: the first
     over = '<mark id="quote">The vendor portal </mark><b><mark>migration</mark></b>'
     assert f"<p>{over}<mark> finishes in week 12</mark>" in first
     assert (
         html_page(HOSTILE_PAGE, [("a sentence that is not there at all", "")]).count("<mark") == 0
     )
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        "<html><head><title>T</title><body><p>{}</p></body></html>",  # a head never closed
+        "<html><body><form action='/x'><p>{}</p></form></body></html>",  # a form around it all
+        "<p>intro</p><embed src='x.swf'><p>{}</p>",  # a void element that is dropped
+        "<details><summary>Deductible</summary>{}</details>",  # breaks where ingest breaks
+        "<svg><script>window.x=1</script></svg><p>{}</p>",  # a script inside an svg
+    ],
+)
+def test_the_text_of_an_html_original_is_all_there_and_marked(markup: str) -> None:
+    from quotebound.originals import html_page
+
+    sentence = "The deductible is 500 dollars for each member of the plan."
+    page = html_page(
+        markup.format(sentence).encode(), [("deductible is 500 dollars for each", "The ")]
+    )
+    assert page is not None and '<mark id="quote">deductible is 500 dollars for each</mark>' in page
+    assert "window.x" not in page and "<script" not in page
+
+
+def test_overlapping_quotes_never_repeat_text() -> None:
+    from quotebound.originals import html_page
+
+    data = b"<p>Employees are entitled to 16 weeks of paid parental leave.</p>"
+    page = html_page(
+        data, [("entitled to 16 weeks", ""), ("16 weeks of paid", ""), ("16 weeks", "")]
+    )
+    assert page is not None
+    assert '<mark id="quote">entitled to 16 weeks of paid</mark> parental leave.' in page
+
+
+def test_a_context_that_starts_at_a_ligature_still_picks_the_cited_occurrence() -> None:
+    from quotebound.originals import html_page
+
+    visit = "the fee is 40 dollars per visit."
+    data = f"<p>Draft office: {visit}</p><p>ﬁnal office: {visit}</p>".encode()
+    page = html_page(data, [("the fee is 40 dollars per visit", "ﬁnal office: ")]) or ""
+    assert (
+        "<p>Draft office: the fee" in page
+        and 'office: <mark id="quote">the fee is 40' in page.split("Draft")[1]
+    )
+
+
+def test_an_unparseable_or_huge_html_original_falls_back_to_its_text() -> None:
+    from quotebound.originals import MAX_HTML_BYTES, html_page
+
+    assert html_page(b"<![foo[bar]]> the text", [("the text", "")]) is None
+    assert html_page(b"<p>" + b"x " * MAX_HTML_BYTES + b"</p>", []) is None
+
+
+@pytest.mark.parametrize("withdraw", ["new_version", "delete"])
+def test_restricting_or_deleting_a_document_withdraws_every_versions_file(
+    withdraw: str, answered: tuple[str, ...], travel_pdf: Path
+) -> None:
+    url, trace_id, owner, _, sid = answered
+    with open_store(url) as store:
+        if withdraw == "new_version":  # a new version, restricted: v1's file goes with it
+            travel_pdf.write_bytes(make_pdf([["Travel policy", "All flights need approval."]]))
+            doc = load_file(travel_pdf, "travel.pdf")
+            store.ingest("travel", doc, chunk_document(doc), acl=["finance"])
+        else:
+            assert store.delete("travel:travel.pdf")
+    app = create_app(ServerConfig(store_url=url))
+    base = f"/v1/traces/{trace_id}/sources/{sid}"
+    for path in ("original", "highlights", "page.png"):
+        assert call(app, "GET", f"{base}/{path}", owner).status_code == 404
+    got = call(app, "GET", f"{base}/document", owner)
+    assert got.status_code == 200 and "Travel policy" in got.text  # the text as sent is theirs

@@ -29,12 +29,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any
 
 from .cards import document_of
-from .errors import InputError, NotFoundError
+from .errors import IngestError, InputError, NotFoundError
+from .ingest.loaders import _CELL_TAGS, _LINE_TAGS, _PARAGRAPH_TAGS, _decode
 from .store.base import Original, Store, TraceRecord, TraceSource
 from .text.normalize import NormalizedText, normalize
+from .text.words import find_words
 from .traceview import sent_source, spans_for
 
 MAX_PAGES_SEARCHED = 200
@@ -394,11 +397,13 @@ def document_page(
     except NotFoundError:
         original = None
     if original is not None and original.media_type == "text/html":  # rendered, made safe
-        return html_page(original.data, quotes_of(trace, source), source.title)
+        page = html_page(original.data, quotes_of(trace, source), source.title)
+        if page is not None:
+            return page
     spans = spans_for(trace, sid)
     if source.key and source.version is not None and source.start is not None:
         key = document_of(source.to_source())
-        readable = groups is None or _admitted(store, key, groups)
+        readable = groups is None or store.readable(key, groups)
         try:
             text = store.document_text(key, source.version) if readable else None
         except NotFoundError:
@@ -411,77 +416,81 @@ def document_page(
     return text_page(source, spans)
 
 
-def _admitted(store: Store, key: str, groups: Sequence[str]) -> bool:
-    """Whether the document's ACL now (its current version's) admits ``groups``."""
-    for doc in store.documents(key.split(":", 1)[0]):
-        if doc.key == key:
-            return not doc.acl or bool(set(doc.acl) & set(groups))
-    return False
-
-
 # -- HTML: the original rendered safely, its quotes marked ------------------------------------
 
 # What a rendered original keeps of its markup: structure and emphasis, no attribute at all (so
-# no link, image, style or handler), nothing that loads, runs or embeds; what these hold is
-# dropped with them.
+# no link, image, style or handler); what runs, loads or embeds is dropped with what it holds.
 _KEPT_TAGS = frozenset(
     "p div section article main header footer aside nav h1 h2 h3 h4 h5 h6 ul ol li dl dt dd "
     "table thead tbody tfoot tr td th caption blockquote pre code em strong b i u s sub sup "
-    "small mark span figure figcaption br hr abbr cite q time address".split()
+    "small mark span figure figcaption br hr abbr cite q time address details summary".split()
 )
 _VOID_TAGS = frozenset({"br", "hr"})
 _DROPPED_WITH_CONTENT = frozenset(
-    "script style noscript template iframe object embed svg math head title textarea select "
-    "button canvas video audio picture form".split()
+    "script style noscript template iframe object title textarea".split()
 )
-_BLOCK_TAGS = _KEPT_TAGS - frozenset(
-    "em strong b i u s sub sup small mark span code abbr cite q time".split()
-)
+# Where the text breaks, as ingest breaks it (the quote is found in text that reads the same).
+_BREAKS = _PARAGRAPH_TAGS | _LINE_TAGS | _CELL_TAGS | {"br"}
+MAX_HTML_BYTES = 1_000_000  # a larger HTML original is shown as its text (parsing is slow)
 
 
 class _SafeHtml(HTMLParser):
-    """An HTML document as tokens of safe markup (kept tags, no attributes) and text."""
+    """An HTML document as tokens of safe markup (kept tags, no attributes) and text, the text
+    breaking where ingest breaks it."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.tokens: list[tuple[str, str]] = []  # ("tag", "<p>"), ("text", "..."), ("gap", "")
-        self._drop = 0
+        self._dropping: list[str] = []  # the dropped elements open, innermost last
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._dropping:
+            if tag in _DROPPED_WITH_CONTENT:
+                self._dropping.append(tag)
+            return
         if tag in _DROPPED_WITH_CONTENT:
-            self._drop += tag not in _VOID_TAGS
-        elif not self._drop and tag in _KEPT_TAGS:
-            if tag in _BLOCK_TAGS:
-                self.tokens.append(("gap", ""))
+            self._dropping.append(tag)
+            return
+        if tag in _BREAKS:
+            self.tokens.append(("gap", ""))
+        if tag in _KEPT_TAGS:
             self.tokens.append(("tag", f"<{tag}>"))
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if not self._drop and tag in _VOID_TAGS:
+        if not self._dropping and tag in _VOID_TAGS:
             self.tokens += [("gap", ""), ("tag", f"<{tag}>")]
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in _DROPPED_WITH_CONTENT:
-            self._drop = max(0, self._drop - 1)
-        elif not self._drop and tag in _KEPT_TAGS and tag not in _VOID_TAGS:
+        if self._dropping:
+            if self._dropping[-1] == tag:
+                self._dropping.pop()
+            return
+        if tag in _KEPT_TAGS and tag not in _VOID_TAGS:
             self.tokens.append(("tag", f"</{tag}>"))
-            if tag in _BLOCK_TAGS:
-                self.tokens.append(("gap", ""))
+        if tag in _BREAKS:
+            self.tokens.append(("gap", ""))
 
     def handle_data(self, data: str) -> None:
-        if not self._drop and data:
+        if not self._dropping and data:
             self.tokens.append(("text", data))
 
 
-def html_page(data: bytes, quotes: list[Quote], title: str | None = None) -> str:
+def html_page(data: bytes, quotes: list[Quote], title: str | None = None) -> str | None:
     """An HTML original rendered safely (its structure and emphasis kept, every attribute,
     script, style, frame and embed left out, every text escaped) with ``quotes`` marked where
     they stand in its text (found the way every quote is, the text before each telling two
-    occurrences apart), the first scrolled to. A quote not found is not marked."""
+    occurrences apart), the first scrolled to; None when it is too large
+    (``MAX_HTML_BYTES``) or cannot be parsed. A quote not found is not marked."""
+    if len(data) > MAX_HTML_BYTES:
+        return None
     parser = _SafeHtml()
-    parser.feed(data.decode("utf-8", errors="replace"))
-    parser.close()
+    try:
+        parser.feed(_decode(Path("original.html"), data))
+        parser.close()
+    except (AssertionError, ValueError, RecursionError, IngestError):
+        return None
     tokens = parser.tokens
-    # the text the tokens hold, block boundaries as line breaks, with each character's token
+    # the text the tokens hold, breaks as line breaks, with each character's token and offset
     parts: list[str] = []
     where: list[tuple[int, int]] = []
     for t, (kind, value) in enumerate(tokens):
@@ -492,20 +501,13 @@ def html_page(data: bytes, quotes: list[Quote], title: str | None = None) -> str
             parts.append("\n")
             where.append((-1, 0))
     nt = NormalizedText("".join(parts))
-    marked: dict[int, list[tuple[int, int]]] = {}  # token -> [start, end) ranges to mark
+    marked: dict[int, set[int]] = {}  # token -> the offsets of its characters to mark
     for quote, before in quotes:
         span = _locate_after(nt, normalize(quote), _context(before))
-        if span is None:
-            continue
-        for k in range(span[0], span[1]):
+        for k in range(*span) if span is not None else ():
             t, i = where[k]
-            if t < 0:
-                continue
-            ranges = marked.setdefault(t, [])
-            if ranges and ranges[-1][1] == i:
-                ranges[-1] = (ranges[-1][0], i + 1)
-            else:
-                ranges.append((i, i + 1))
+            if t >= 0 and tokens[t][1].strip():  # (whitespace between table cells: never)
+                marked.setdefault(t, set()).add(i)
     body: list[str] = []
     first = True
     for t, (kind, value) in enumerate(tokens):
@@ -513,7 +515,7 @@ def html_page(data: bytes, quotes: list[Quote], title: str | None = None) -> str
             body.append(value)
         elif kind == "text":
             at = 0
-            for start, end in sorted(marked.get(t, [])):
+            for start, end in _runs(sorted(marked.get(t, ()))):
                 anchor = ' id="quote"' if first else ""
                 first = False
                 body.append(html.escape(value[at:start]))
@@ -523,17 +525,26 @@ def html_page(data: bytes, quotes: list[Quote], title: str | None = None) -> str
     return _page(html.escape(title or "Original"), "".join(body), prose=True)
 
 
+def _runs(offsets: list[int]) -> list[tuple[int, int]]:
+    """Sorted offsets as ``[start, end)`` runs of consecutive ones."""
+    runs: list[tuple[int, int]] = []
+    for i in offsets:
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
+
+
 def _locate_after(nt: NormalizedText, needle: str, context: str) -> tuple[int, int] | None:
-    """The original span of ``needle`` in ``nt``: right after ``context`` where it stands
-    there, else its first occurrence."""
+    """The original span of ``needle`` in ``nt``: right after ``context`` where the two stand
+    together (found in the normalised text, on word bounds), else its first occurrence."""
     if not needle:
         return None
     if context:
-        joined = nt.locate(f"{context} {needle}")
-        at = nt.normalized_at(joined[0]) if joined is not None else None
-        if at is not None:
-            i = nt.text.find(needle, at + len(context))
-            span = nt.span(i, i + len(needle)) if i >= 0 else None
+        for i in find_words(nt.text, f"{context} {needle}"):
+            start = i + len(context) + 1
+            span = nt.span(start, start + len(needle))
             if span is not None:
                 return span
     return nt.locate(needle)

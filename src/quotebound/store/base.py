@@ -237,6 +237,11 @@ class Store(ABC):
         """
 
     @abstractmethod
+    def readable(self, key: str, groups: Sequence[str]) -> bool:
+        """Whether a caller of ``groups`` may read the document ``key`` now (its current version
+        not deleted; public, or one of its groups theirs)."""
+
+    @abstractmethod
     def document_text(self, key: str, version: int | None = None) -> str:
         """The canonical text of a document version (the current one by default);
         ``NotFoundError`` when there is none."""
@@ -248,7 +253,9 @@ class Store(ABC):
         """The original file of a document version (``key`` without a chunk suffix), or None
         when none was kept (``--no-originals``, or text ingested without a file), or when
         ``groups`` are given and the version's ACL admits none of them (a public document
-        admits all). ``StoreError`` when it is missing or damaged."""
+        admits all). ``groups`` are checked against the document as it is now (``readable``):
+        restricting or deleting it withdraws every version's file. ``StoreError`` when it is
+        missing or damaged."""
 
     @abstractmethod
     def search(

@@ -366,16 +366,30 @@ class SQLStore(IntegrityMixin, AccessMixin, Store):
             row = cur.fetchone()
             if row is None or row[1] is None:
                 return None
-            if groups is not None:  # the whole file: only to whoever may read it now
-                acl = self._acl(cur, row[0])
-                if acl and not set(acl) & set(groups):
-                    return None
+            if groups is not None and not self._readable(cur, key, groups):
+                return None  # the whole file: only to whoever may read the document now
         if row[3] is None:
             raise StoreError(f"the original of {key} v{version} is missing from the store")
         data = bytes(row[3])
         if hashlib.sha256(data).hexdigest() != row[1]:  # a damaged row is never served
             raise StoreError(f"the original of {key} v{version} does not match its hash")
         return Original(row[1], row[2], data)
+
+    def readable(self, key: str, groups: Sequence[str]) -> bool:
+        with self._read() as cur:
+            return self._readable(cur, key, groups)
+
+    def _readable(self, cur: Cursor, key: str, groups: Sequence[str]) -> bool:
+        """Whether ``groups`` may read the document now: its current version not deleted, and
+        its ACL public or naming one of them."""
+        cur.execute(
+            self._sql("SELECT id, deleted FROM documents WHERE key = ? AND current = 1"), (key,)
+        )
+        row = cur.fetchone()
+        if row is None or row[1]:
+            return False
+        acl = self._acl(cur, row[0])
+        return not acl or bool(set(acl) & set(groups))
 
     def _put_blob(self, cur: Cursor, digest: str, text: str) -> None:
         cur.execute(
