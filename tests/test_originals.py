@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -34,6 +35,19 @@ ACROSS = f"{HOTEL} 140 EUR per night elsewhere."
 def _ingest(store: Store, path: Path, name: str, corpus: str = "travel", keep: bool = True) -> None:
     doc = load_file(path, name)
     store.ingest(corpus, doc, chunk_document(doc), keep_original=keep)
+
+
+def _cited(
+    store: Store, question: str, holding: str, text: str, quote: str, owner: str | None = None
+) -> tuple[Any, str]:
+    """An answer to ``question`` by a scripted model whose one claim ``text`` quotes ``quote``
+    from the sent source holding ``holding``; (the answer, that source's id)."""
+    probe = ScriptedProvider(["{}"])
+    ask(question, store, probe, AskOptions(entailment=None))
+    sid = next(s.id for s in probe.requests[0].working_set if holding in s.text)
+    claim = {"text": text, "citations": [{"source": sid, "quote": quote}]}
+    model = ScriptedProvider([json.dumps({"answerable": True, "claims": [claim]})])
+    return ask(question, store, model, AskOptions(entailment=None, owner=owner)), sid
 
 
 @pytest.fixture
@@ -171,16 +185,13 @@ def answered(tmp_path: Path, travel_pdf: Path) -> tuple[str, str, str, str]:
         owner_key, owner = store.create_key(name="owner")
         owner_id = owner_key.id
         _, other = store.create_key(name="other")
-        probe = ScriptedProvider(["{}"])
-        ask("What is the hotel cap?", store, probe, AskOptions(entailment=None))
-        sid = next(s.id for s in probe.requests[0].working_set if "180 EUR" in s.text)
-        claim = {
-            "text": "Hotels are capped at 180 EUR a night in tier 1 cities and 140 EUR elsewhere.",
-            "citations": [{"source": sid, "quote": ACROSS}],
-        }
-        provider = ScriptedProvider([json.dumps({"answerable": True, "claims": [claim]})])
-        answer = ask(
-            "What is the hotel cap?", store, provider, AskOptions(entailment=None, owner=owner_id)
+        answer, sid = _cited(
+            store,
+            "What is the hotel cap?",
+            "180 EUR",
+            "Hotels are capped at 180 EUR a night in tier 1 cities and 140 EUR elsewhere.",
+            ACROSS,
+            owner_id,
         )
         assert answer.status == "grounded", answer.to_dict()
     return url, answer.trace_id or "", owner, other, sid  # type: ignore[return-value]
@@ -233,21 +244,13 @@ def test_a_hostile_html_original_is_served_in_a_sandbox(tmp_path: Path) -> None:
         _ingest(store, page, "notes.html", corpus="web")
         owner_key, owner = store.create_key(name="owner")
         owner_id = owner_key.id
-        probe = ScriptedProvider(["{}"])
-        ask("When does the migration finish?", store, probe, AskOptions(entailment=None))
-        sid = probe.requests[0].working_set.ids[0]
-        claim = {
-            "text": "The migration finishes in week 12.",
-            "citations": [
-                {"source": sid, "quote": "The vendor portal migration finishes in week 12"}
-            ],
-        }
-        provider = ScriptedProvider([json.dumps({"answerable": True, "claims": [claim]})])
-        answer = ask(
-            "When does the migration finish?",
+        answer, sid = _cited(
             store,
-            provider,
-            AskOptions(entailment=None, owner=owner_id),
+            "When does the migration finish?",
+            "week 12",
+            "The migration finishes in week 12.",
+            "The vendor portal migration finishes in week 12",
+            owner_id,
         )
     got = call(
         create_app(ServerConfig(store_url=url)),
@@ -283,19 +286,8 @@ def test_without_an_original_open_writes_the_text_as_sent(tmp_path: Path, travel
     url = f"sqlite:///{tmp_path / 'qb.db'}"
     with open_store(url) as store:
         _ingest(store, travel_pdf, "travel.pdf", keep=False)
-        probe = ScriptedProvider(["{}"])
-        ask("What is the hotel cap?", store, probe, AskOptions(entailment=None))
-        sid = next(s.id for s in probe.requests[0].working_set if "180 EUR" in s.text)
-        claim = {
-            "text": "Hotel stays are capped at 180 EUR per night.",
-            "citations": [{"source": sid, "quote": "Hotel stays are capped at 180 EUR per night"}],
-        }
-        answer = ask(
-            "What is the hotel cap?",
-            store,
-            ScriptedProvider([json.dumps({"answerable": True, "claims": [claim]})]),
-            AskOptions(entailment=None),
-        )
+        quote = "Hotel stays are capped at 180 EUR per night"
+        answer, sid = _cited(store, "What is the hotel cap?", "180 EUR", f"{quote}.", quote)
         with pytest.raises(NotFoundError, match="no original was kept"):
             original_of(store, store.get_trace(answer.trace_id or ""), sid)
     out = tmp_path / "hotel"
@@ -468,18 +460,13 @@ def test_the_whole_document_opens_at_the_version_sent_with_the_quote_marked(tmp_
     with open_store(url) as store:
         store.ingest("hr", *make_doc("leave.txt", intro, leave, outro))
         owner_key, owner = store.create_key(name="owner")
-        probe = ScriptedProvider(["{}"])
-        ask("How long is parental leave?", store, probe, AskOptions(entailment=None))
-        sid = next(s.id for s in probe.requests[0].working_set if "16 weeks" in s.text)
-        claim = {
-            "text": "Employees get 16 weeks of paid parental leave.",
-            "citations": [{"source": sid, "quote": "entitled to 16 weeks of paid parental leave"}],
-        }
-        answer = ask(
-            "How long is parental leave?",
+        answer, sid = _cited(
             store,
-            ScriptedProvider([json.dumps({"answerable": True, "claims": [claim]})]),
-            AskOptions(entailment=None, owner=owner_key.id),
+            "How long is parental leave?",
+            "16 weeks",
+            "Employees get 16 weeks of paid parental leave.",
+            "entitled to 16 weeks of paid parental leave",
+            owner_key.id,
         )
         trace = store.get_trace(answer.trace_id or "")
         page = document_page(store, trace, sid)

@@ -27,7 +27,7 @@ import threading
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -89,7 +89,6 @@ class PageHighlight:
     width: float
     height: float
     boxes: tuple[Box, ...]
-    chars: tuple[Box, ...] = field(default=(), repr=False)  # each highlighted character's box
 
 
 Quote = tuple[str, str]  # the verified quote, and the text of its source just before it
@@ -118,7 +117,7 @@ def pdf_highlights(
         for page in sorted(chars):
             width, height = pages.size(page)
             boxes = _lines(chars[page])
-            out.append(PageHighlight(page, width, height, boxes, tuple(chars[page])))
+            out.append(PageHighlight(page, width, height, boxes))
         return out
 
 
