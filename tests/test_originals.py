@@ -596,3 +596,99 @@ def test_restricting_or_deleting_a_document_withdraws_every_versions_file(
         assert call(app, "GET", f"{base}/{path}", owner).status_code == 404
     got = call(app, "GET", f"{base}/document", owner)
     assert got.status_code == 200 and "Travel policy" in got.text  # the text as sent is theirs
+
+
+# -- Markdown: rendered from its text, the quote marked --------------------------------------------
+
+GUIDE = """# Travel guide
+
+Hotel stays are **capped at 180 EUR** per night in tier 1 cities.
+See [the policy](https://intranet.example/policy "Policy") for the `tier` list.
+
+- Receipts must be uploaded within 45 days.
+- A manager ~~never~~ approves each claim.
+
+> Taxis are reimbursed
+> up to 60 EUR.
+
+| City | Tier |
+|------|:----:|
+| Berlin | 1 |
+
+```
+<script>alert(1)</script> **not bold**
+```
+
+<img src=x onerror=alert(2)> ![a map](javascript:alert(3))
+"""
+
+
+def _spans_of(text: str, *quotes: str) -> list[list[int]]:
+    return [[text.index(q), text.index(q) + len(q)] for q in quotes]
+
+
+def test_a_markdown_original_is_rendered_with_its_quotes_marked() -> None:
+    from quotebound.originals import markdown_page
+
+    page = markdown_page(GUIDE, _spans_of(GUIDE, "stays are **capped at 180 EUR** per night"))
+    # structure and emphasis as a reader sees them; the quote marked around the bold, not in it
+    assert "<h1>Travel guide</h1>" in page
+    assert (
+        '<p>Hotel <mark id="quote">stays are </mark><strong><mark>capped at 180 EUR</mark>'
+        "</strong><mark> per night</mark> in tier 1 cities." in page
+    )
+    assert "<li>Receipts must be uploaded within 45 days.</li>" in page
+    assert "A manager <s>never</s> approves" in page
+    assert "<blockquote>Taxis are reimbursed\nup to 60 EUR.</blockquote>" in page
+    assert "<tr><td> Berlin </td><td> 1 </td></tr>" in page and "----" not in page
+    assert "for the <code>tier</code> list" in page
+    # a link is its text, an image its alt text: no address, nothing that loads or runs
+    assert "See the policy for" in page and "intranet.example" not in page
+    assert "javascript" not in page and "a map" in page
+    assert "<script" not in page and "<img" not in page and "onerror=" in page.replace("&lt;", "")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; **not bold**" in page  # code stays as written
+
+
+def test_a_markdown_quote_over_a_line_break_and_inside_a_list_is_marked() -> None:
+    from quotebound.originals import markdown_page
+
+    page = markdown_page(
+        GUIDE, _spans_of(GUIDE, "reimbursed\n> up to 60", "uploaded within 45 days")
+    )
+    assert "Taxis are <mark>reimbursed\nup to 60</mark> EUR." in page
+    assert '<li>Receipts must be <mark id="quote">uploaded within 45 days</mark>.</li>' in page
+    # every tag it opens, it closes
+    tags = ("p", "ul", "li", "blockquote", "table", "tr", "td", "pre", "code", "strong", "mark")
+    for tag in tags:
+        assert page.count(f"<{tag}>") + page.count(f"<{tag} ") == page.count(f"</{tag}>"), tag
+
+
+def test_an_unclosed_emphasis_or_fence_never_leaves_a_tag_open() -> None:
+    from quotebound.originals import markdown_page
+
+    text = "A **bold start\nthat runs on.\n\n```\ncode that never closes"
+    page = markdown_page(text, _spans_of(text, "runs on"))
+    assert "<strong>bold start\nthat <mark" in page
+    assert page.count("<strong>") == page.count("</strong>") == 1
+    assert page.count("<pre><code>") == page.count("</code></pre>") == 1
+    assert "code that never closes</code></pre>" in page
+
+
+def test_a_markdown_document_opens_rendered_in_the_document_page(tmp_path: Path) -> None:
+    from quotebound.originals import document_page
+
+    path = tmp_path / "guide.md"
+    path.write_text(GUIDE, encoding="utf-8")
+    for keep in (True, False):  # without its file, known by its name
+        with open_store(f"sqlite:///{tmp_path / f'qb{keep}.db'}") as store:
+            _ingest(store, path, "guide.md", keep=keep)
+            answer, sid = _cited(
+                store,
+                "How soon must receipts be uploaded?",
+                "Receipts",
+                "Receipts must be uploaded within 45 days.",
+                "Receipts must be uploaded within 45 days.",
+            )
+            page = document_page(store, store.get_trace(answer.trace_id or ""), sid)
+        assert '<li><mark id="quote">Receipts must be uploaded within 45 days.</mark></li>' in page
+        assert "<h1>Travel guide</h1>" in page and "intranet.example" not in page

@@ -497,6 +497,56 @@ def test_a_hostile_html_original_opens_inert_in_the_browser(browser: Any, tmp_pa
     context.close()
 
 
+@pytest.mark.parametrize("kind", ["html", "md"])
+def test_a_chip_on_an_html_or_markdown_source_shows_the_whole_document_rendered_and_inert(
+    browser: Any, tmp_path: Path, kind: str
+) -> None:
+    from playwright.sync_api import expect
+
+    from test_originals import GUIDE, HOSTILE_PAGE
+
+    path = tmp_path / f"notes.{kind}"
+    path.write_bytes(HOSTILE_PAGE if kind == "html" else GUIDE.encode())
+    quote = (
+        "the vendor portal migration finishes in week 12"
+        if kind == "html"
+        else "Receipts must be uploaded within 45 days."
+    )
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        loaded = load_file(path, path.name)
+        store.ingest("web", loaded, chunk_document(loaded))
+        secret = store.create_key(name="browser test")[1]
+    claim = {
+        "text": quote[0].upper() + quote[1:].rstrip(".") + ".",
+        "citations": [{"source": "S1", "quote": quote}],
+    }
+    outputs = [json.dumps({"answerable": True, "claims": [claim]})]
+    for site in _scripted_site(browser, url, secret, tmp_path, outputs):
+        site.sign_in()
+        site.ask(
+            "When does the vendor portal migration finish?"
+            if kind == "html"
+            else "How soon must receipts be uploaded?"
+        )
+        page = site.page
+        page.locator("#answer .claims .claim .chip").first.click()
+        frame = page.frame_locator("#panel-pages iframe.document")
+        expect(frame.locator("mark#quote")).to_be_visible()  # scrolled to, inside its frame
+        marked = "".join(frame.locator("mark").all_inner_texts())
+        assert marked.lower() == quote.lower()
+        heading = "Release notes" if kind == "html" else "Travel guide"
+        expect(frame.locator("h1")).to_have_text(heading)  # rendered, not the raw markup
+        inner = page.frames[-1]
+        assert inner.evaluate("window.__pwned") is None  # nothing of the original ran
+        assert inner.locator("script, img, iframe, a").count() == 0
+        assert page.locator("#panel-pages iframe.document").get_attribute("sandbox") == (
+            "allow-same-origin"  # no allow-scripts
+        )
+        if kind == "md":
+            site.shot("markdown-document.png")
+
+
 CONTOSO = Path(__file__).resolve().parents[2] / "shared" / "data" / "contoso_hr_benefits" / "pdfs"
 NORTHWIND_QUOTE = (
     "This limit applies to certain covered services and includes deductibles, coinsurance, and "

@@ -38,22 +38,36 @@ def has_markup(text: str) -> bool:
     return any(h in text for h in _HINTS)
 
 
-def markup_free(text: str) -> tuple[str, list[int]] | None:
-    """``text`` without its inline markup, and the original offset of each character kept;
-    None when there is none to take out."""
+# What each character of inline markup is (``markup_kinds``): 0 a word's character, kept.
+HIDDEN, STRUCK, TICK, EMPHASIS = 1, 2, 3, 4
+
+
+def markup_kinds(text: str) -> bytearray | None:
+    """For each character of ``text``, what inline markup it is: 0 (kept), ``HIDDEN`` (a
+    link's brackets and address, an autolink's angle brackets), ``STRUCK`` (all of
+    ``~~old~~``), ``TICK`` (a code span's backticks), ``EMPHASIS`` (a run of ``*``/``_`` at a
+    word's edge); None when there is none. ``markup_free`` drops every marked character; a
+    renderer shows each kind as it reads."""
     if not has_markup(text):
         return None
-    drop = bytearray(len(text))  # 1: taken out
+    kind = bytearray(len(text))
+
+    def put(i: int, j: int, k: int) -> None:
+        for n in range(i, j):
+            if not kind[n]:
+                kind[n] = k
+
+    for m in _STRUCK.finditer(text):
+        kind[m.start() : m.end()] = bytes([STRUCK]) * (m.end() - m.start())
     for m in _LINK.finditer(text):
         inner_start, inner_end = m.span(1)
-        drop[m.start() : inner_start] = b"\x01" * (inner_start - m.start())
-        drop[inner_end : m.end()] = b"\x01" * (m.end() - inner_end)
+        put(m.start(), inner_start, HIDDEN)
+        put(inner_end, m.end(), HIDDEN)
     for m in _AUTOLINK.finditer(text):
-        drop[m.start()] = drop[m.end() - 1] = 1
-    for m in _STRUCK.finditer(text):
-        drop[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
+        put(m.start(), m.start() + 1, HIDDEN)
+        put(m.end() - 1, m.end(), HIDDEN)
     for m in _BACKTICKS.finditer(text):
-        drop[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
+        put(m.start(), m.end(), TICK)
     for m in _EMPHASIS.finditer(text):
         i, j = m.span()
         before = text[i - 1] if i > 0 else " "
@@ -62,10 +76,17 @@ def markup_free(text: str) -> tuple[str, list[int]] | None:
             continue  # snake_case, 2*3: part of the word
         if before.isspace() and after.isspace():
             continue  # a bullet or an operator between spaces
-        drop[i:j] = b"\x01" * (j - i)
-    if not any(drop):
+        put(i, j, EMPHASIS)
+    return kind if any(kind) else None
+
+
+def markup_free(text: str) -> tuple[str, list[int]] | None:
+    """``text`` without its inline markup, and the original offset of each character kept;
+    None when there is none to take out."""
+    kind = markup_kinds(text)
+    if kind is None:
         return None
-    keep = [k for k in range(len(text)) if not drop[k]]
+    keep = [k for k in range(len(text)) if not kind[k]]
     return "".join(text[k] for k in keep), keep
 
 

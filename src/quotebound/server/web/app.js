@@ -270,6 +270,7 @@ async function showPages(traceId, sid) {
     }
     return;
   }
+  if (marks.media_type !== "application/pdf") return showDocument(base, mine, box);
   for (const page of marks.pages) {
     let blob;
     try {
@@ -289,6 +290,27 @@ async function showPages(traceId, sid) {
   }
   const first = box.querySelector("img");
   if (first) first.addEventListener("load", () => first.scrollIntoView({ block: "start" }), { once: true });
+}
+
+// Any other original (HTML, Markdown, text): the whole document at the version sent, rendered
+// by the service (escaped, no script, no outside resource) with the quotes marked, in a frame
+// sandboxed without scripts, scrolled to the first quote.
+async function showDocument(base, mine, box) {
+  let page;
+  try {
+    page = await (await api(base + "/document")).text();
+  } catch (err) {
+    if (mine === pagesShown) box.append(el("p", { class: "note error" }, "The document could not be shown: " + err.message));
+    return;
+  }
+  if (mine !== pagesShown) return;
+  const frame = el("iframe", { class: "document", title: "The whole document, the quote marked", sandbox: "allow-same-origin" });
+  frame.addEventListener("load", () => {
+    const mark = frame.contentDocument && frame.contentDocument.getElementById("quote");
+    if (mark) mark.scrollIntoView({ block: "center" });
+  }, { once: true });
+  frame.srcdoc = page;
+  box.append(el("figure", {}, frame, el("figcaption", {}, "The whole document, the quote marked")));
 }
 
 function isWebLink(url) {
