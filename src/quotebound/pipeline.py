@@ -24,6 +24,7 @@ from typing import Any, Literal
 from .budget import Budget
 from .cards import Card, ClaimCite, build_cards, document_of
 from .contract import build_request, repair_request
+from .corpus import Hit
 from .coverage import (
     disagreeing,
     mentioned_in,
@@ -35,8 +36,9 @@ from .coverage import (
 from .entailment.base import Backend, Judgement
 from .entailment.tier import check_entailment, evidence_text
 from .errors import TimeLimitError, WorkLimitError
-from .packing import DEFAULT_BUDGET_CHARS, Pack, chunk_key, pack
+from .packing import DEFAULT_BUDGET_CHARS, Pack, chunk_key, pack, pack_sources
 from .providers.base import Completion, Provider, ProviderError, Request
+from .sources import Source, WorkingSet
 from .store import Store, TraceAttempt, TraceRecord, TraceSource
 from .text.normalize import scrub
 from .verify import (
@@ -207,18 +209,94 @@ def ask(
     (not told when an answer check will judge the answer); nothing unverified can be shown.
     """
     opts = options or AskOptions()
-    tell = progress or _silent
     question = scrub(question)
     clock = _Clock()
     at = clock.started
     hits = store.search(question, corpora=opts.corpora, groups=opts.groups, limit=opts.limit)
     budget = min(opts.budget_chars, provider.context_chars or opts.budget_chars)
     packed = pack(hits, budget_chars=budget)
-    at = clock.lap("retrieve_ms", at)
+    clock.lap("retrieve_ms", at)
+    return _answer_pack(question, packed, hits, provider, opts, progress, clock, store)
+
+
+def ask_sources(
+    question: str,
+    sources: Sequence[Source],
+    provider: Provider,
+    options: AskOptions | None = None,
+    store: Store | None = None,
+    progress: Progress | None = None,
+) -> Answer:
+    """``ask`` over sources retrieved elsewhere (a framework's retriever, best first) instead
+    of the store's search: packed as ``ask`` packs its own hits (``pack_sources``), then the
+    same contract, verification, repair, cards and abstention; traced to ``store`` when one is
+    given (the trace then reopens like any other; a source's document is looked up in the
+    store only where its key names one of its documents)."""
+    opts = options or AskOptions()
+    question = scrub(question)
+    budget = min(opts.budget_chars, provider.context_chars or opts.budget_chars)
+    packed = Pack(pack_sources(sources, budget_chars=budget), (), ())
+    clock = _Clock()
+    return _answer_pack(question, packed, (), provider, opts, progress, clock, store, len(sources))
+
+
+def check_answer(
+    question: str,
+    working_set: WorkingSet,
+    output: str,
+    options: AskOptions | None = None,
+    store: Store | None = None,
+    model: str = "external",
+    prompt: str = "",
+) -> Answer:
+    """An answer a model gave elsewhere (the user's own stack, under whatever prompt),
+    verified against ``working_set``, exactly what was sent, as ``ask`` verifies its own:
+    the code checks, the support tier (``options.entailment``), re-anchoring; then the
+    served ``Answer``: the kept claims with their cards, or a helpful abstention when none
+    survives. No repair turn (there is no model to ask). Traced to ``store`` when given,
+    with ``model`` and the ``prompt`` as sent, if known."""
+    opts = options or AskOptions()
+    question = scrub(question)
+    clock = _Clock()
+    packed = Pack(working_set, (), ())
+    text = scrub(output)
+    verdict = _judged(text, working_set, opts.format, opts, clock, clock.started)
+    attempts = [TraceAttempt(text, verdict.to_dict())]
+    return _finish(
+        question,
+        packed,
+        (),
+        [verdict],
+        attempts,
+        None,
+        model,
+        prompt,
+        opts,
+        clock,
+        store,
+        len(working_set),
+    )
+
+
+def _answer_pack(
+    question: str,
+    packed: Pack,
+    hits: Sequence[Hit],
+    provider: Provider,
+    opts: AskOptions,
+    progress: Progress | None,
+    clock: _Clock,
+    store: Store | None,
+    offered: int | None = None,
+) -> Answer:
+    """Ask under the contract over a packed working set, verify, repair once, serve, trace
+    (``offered``: how many sources were retrieved elsewhere, where no hits were)."""
+    tell = progress or _silent
+    retrieved = len(hits) if offered is None else offered
     tell(
         "retrieved",
         {
-            "retrieved": len(hits),
+            "retrieved": retrieved,
             "packed": len(packed.working_set),
             "documents": list(dict.fromkeys(s.title or document_of(s) for s in packed.working_set)),
         },
@@ -259,8 +337,40 @@ def ask(
                 tell("claims", {"claims": shown_claims, "cards": [c.to_dict() for c in cards]})
             tell("repairing", {"failures": len(failures)})
             error = _attempt(provider, sent, opts, attempts, verdicts, clock, tell)
+    return _finish(
+        question,
+        packed,
+        hits,
+        verdicts,
+        attempts,
+        error,
+        provider.model,
+        _render(sent),
+        opts,
+        clock,
+        store,
+        retrieved,
+    )
+
+
+def _finish(
+    question: str,
+    packed: Pack,
+    hits: Sequence[Hit],
+    verdicts: list[Verdict],
+    attempts: list[TraceAttempt],
+    error: str | None,
+    model: str,
+    prompt: str,
+    opts: AskOptions,
+    clock: _Clock,
+    store: Store | None,
+    retrieved: int | None = None,
+) -> Answer:
+    """The served answer from the verdicts of the attempts made, traced to ``store``
+    (``retrieved``: how many sources were offered, where they were not the store's hits)."""
     final = _best(verdicts)
-    answer = _answer(question, packed, final, verdicts, error, provider.model)
+    answer = _answer(question, packed, final, verdicts, error, model)
     if answer.claims and final is not None:
         answer = _with(
             answer,
@@ -272,6 +382,8 @@ def ask(
             answer = _checked(answer, packed, final, opts.answer_check)
             clock.lap("answer_check_ms", at)
     counts = _counts(hits, packed, verdicts, answer)
+    if retrieved is not None:
+        counts["retrieved"] = retrieved
     counts["unaddressed"] = len(answer.unaddressed)
     counts["conflicts"] = len(answer.conflicts)
     if answer.answer_check is not None:
@@ -283,10 +395,12 @@ def ask(
     clock.timings["total_ms"] = round((time.perf_counter() - clock.started) * 1000, 3)
     trace = TraceRecord(
         question=question,
-        sources=TraceSource.of_pack(packed),
+        sources=TraceSource.of_pack(packed)
+        if packed.hits
+        else tuple(TraceSource.of(src) for src in packed.working_set),
         attempts=tuple(attempts),
-        prompt=_render(sent),
-        model=provider.model,
+        prompt=prompt,
+        model=model,
         corpus=",".join(opts.corpora) if opts.corpora else None,
         status=answer.status,
         owner=opts.owner,
@@ -294,6 +408,8 @@ def ask(
         counts=counts,
         retrieved=tuple(chunk_key(h) for h in hits),
     )
+    if store is None:
+        return _with(answer, counts=counts, timings=clock.timings)
     store.write_trace(trace)
     return _with(answer, trace_id=trace.id, counts=counts, timings=clock.timings)
 
@@ -320,23 +436,7 @@ def _attempt(
     at = clock.lap("generate_ms", at)
     text = scrub(completion.text)
     fmt = provider.capabilities.answers_in or request.format
-    try:
-        verdict = verify(request.working_set, text, fmt, request.policy, opts.work)
-    except (WorkLimitError, TimeLimitError) as exc:  # more than the budget: it cannot be served
-        verdict = Verdict("unparseable", fmt, error=str(exc), allowed_ids=request.working_set.ids)
-    ws = request.working_set
-    if opts.entailment is None:
-        if opts.reanchor:  # nothing judges a placed sentence next: all of the claim's words
-            verdict = reanchor(verdict, ws, request.policy, share=1.0)
-        clock.lap("verify_ms", at)
-    else:
-        at = clock.lap("verify_ms", at)
-        verdict = check_entailment(verdict, ws, opts.entailment)
-        if opts.reanchor:  # then the tier judges what was placed (and only that)
-            placed = reanchor(verdict, ws, request.policy, ANCHOR_SHARE, AFTER_ENTAILMENT)
-            if placed is not verdict:
-                verdict = check_entailment(placed, ws, opts.entailment)
-        clock.lap("entailment_ms", at)
+    verdict = _judged(text, request.working_set, fmt, opts, clock, at, request.policy)
     attempts.append(TraceAttempt(text, verdict.to_dict()))
     verdicts.append(verdict)
     tell(
@@ -349,6 +449,37 @@ def _attempt(
         },
     )
     return None
+
+
+def _judged(
+    text: str,
+    ws: WorkingSet,
+    fmt: str,
+    opts: AskOptions,
+    clock: _Clock,
+    at: float,
+    policy: Policy | None = None,
+) -> Verdict:
+    """A model's output verified against ``ws``: the code checks, then re-anchoring and the
+    support tier as ``opts`` asks."""
+    policy = policy or opts.policy
+    try:
+        verdict = verify(ws, text, fmt, policy, opts.work)
+    except (WorkLimitError, TimeLimitError) as exc:  # more than the budget: it cannot be served
+        verdict = Verdict("unparseable", fmt, error=str(exc), allowed_ids=ws.ids)
+    if opts.entailment is None:
+        if opts.reanchor:  # nothing judges a placed sentence next: all of the claim's words
+            verdict = reanchor(verdict, ws, policy, share=1.0)
+        clock.lap("verify_ms", at)
+    else:
+        at = clock.lap("verify_ms", at)
+        verdict = check_entailment(verdict, ws, opts.entailment)
+        if opts.reanchor:  # then the tier judges what was placed (and only that)
+            placed = reanchor(verdict, ws, policy, ANCHOR_SHARE, AFTER_ENTAILMENT)
+            if placed is not verdict:
+                verdict = check_entailment(placed, ws, opts.entailment)
+        clock.lap("entailment_ms", at)
+    return verdict
 
 
 def _unaddressed(question: str, packed: Pack, verdict: Verdict) -> tuple[str, ...]:
