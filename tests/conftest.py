@@ -98,6 +98,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "langchain": ("langchain_core",),
     "llamaindex": ("llama_index",),
     "haystack": ("haystack",),
+    "integrations": ("langchain_core", "llama_index", "haystack"),
 }
 
 _ENTAIL_TESTS = (
@@ -138,6 +139,8 @@ _LOCAL_TESTS = (
 NEEDS: dict[str, str] = {
     **dict.fromkeys(_ENTAIL_TESTS, "entail"),
     **dict.fromkeys(_LOCAL_TESTS, "local"),
+    # docs/integrations.md runs an example per framework
+    "tests/test_docs.py::test_docs_python_examples_run[integrations.md]": "integrations",
 }
 # Not listed: a test that skips itself part-way (pytest.importorskip of an extra's module, as
 # test_entailment.py::test_make_backend does after its checks that need no extra) keeps running

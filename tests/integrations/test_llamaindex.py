@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import Field
 
 pytest.importorskip("llama_index.core")
 
@@ -48,8 +49,8 @@ from .ragkit import (
 class Scripted(CustomLLM):
     """Replies with the next of ``replies``; records each prompt."""
 
-    replies: list[str] = []
-    prompts: list[str] = []
+    replies: list[str] = Field(default_factory=list)
+    prompts: list[str] = Field(default_factory=list)
 
     @property
     def metadata(self) -> LLMMetadata:
@@ -93,7 +94,8 @@ def test_citation_query_engine_markers_are_verified_end_to_end(index: VectorStor
     assert set(numbers) == {LEAVE, GERMANY, HOTEL}  # its "Source N:" labels taken off
     text = (
         f"Employees are entitled to 16 weeks of paid parental leave [{numbers[LEAVE]}]. In "
-        f"Germany the company tops up pay to full salary for the first 14 weeks [{numbers[GERMANY]}]."
+        "Germany the company tops up pay to full salary for the first 14 weeks "
+        f"[{numbers[GERMANY]}]."
     )
     engine, llm = _citation_engine(index, text)
     response = VerifiedQueryEngine(engine).query(QUESTION)

@@ -7,7 +7,7 @@ One module per framework, each an optional extra that imports its framework on f
   ``QuoteboundVerifier`` Runnable, a chat model as a provider and a retriever feeding ``ask``;
 - ``quotebound.integrations.llamaindex`` (``[llamaindex]``): a working set from
   ``NodeWithScore``s, ``verify_response`` for a ``Response`` (``CitationQueryEngine``'s
-  ``[n]`` markers included), ``VerifiedQueryEngine`` and ``QuoteboundPostprocessor``;
+  ``[n]`` markers included) and ``VerifiedQueryEngine``, wrapping any query engine;
 - ``quotebound.integrations.haystack`` (``[haystack]``): ``QuoteboundPromptBuilder`` and
   ``VerifiedAnswerBuilder`` components for a ``Pipeline``.
 
