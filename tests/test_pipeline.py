@@ -697,3 +697,27 @@ def test_the_anthropic_provider_is_verified_on_its_own_response(store: Store) ->
     citation = verdict.claims[0].citations[0]
     assert citation.native is not None and citation.native["agrees"] is False  # offsets were off
     assert GERMANY[slice(*citation.native["found"])].startswith("tops up")
+
+
+def test_ask_sources_cuts_a_source_longer_than_a_chunk_so_that_it_fits() -> None:
+    import json as _json
+
+    from quotebound import Source
+    from quotebound.pipeline import ask_sources
+    from quotebound.providers.scripted import ScriptedProvider
+
+    filler = " ".join(f"Clause {n} covers office supplies and desk lamps." for n in range(300))
+    long = f"{filler} Employees are entitled to 16 weeks of paid parental leave."
+    assert len(long) > 12_000  # more than the whole budget as one source
+    probe = ScriptedProvider(["{}"])
+    ask_sources("How long is parental leave?", [Source("a", long, key="handbook")], probe)
+    sent = probe.requests[0].working_set
+    assert len(sent) > 1 and all(len(s.text) <= 1200 and s.key == "handbook" for s in sent)
+    sid = next(s.id for s in sent if "16 weeks" in s.text)
+    claim = {
+        "text": "Employees get 16 weeks of paid parental leave.",
+        "citations": [{"source": sid, "quote": "entitled to 16 weeks of paid parental leave"}],
+    }
+    model = ScriptedProvider([_json.dumps({"answerable": True, "claims": [claim]})])
+    answer = ask_sources("How long is parental leave?", [Source("a", long, key="handbook")], model)
+    assert answer.status == "grounded" and answer.counts["retrieved"] == 1

@@ -16,6 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -24,7 +25,7 @@ from typing import Any, Literal
 from .budget import Budget
 from .cards import Card, ClaimCite, build_cards, document_of
 from .contract import build_request, repair_request
-from .corpus import Hit
+from .corpus import Hit, LoadedDocument
 from .coverage import (
     disagreeing,
     mentioned_in,
@@ -36,6 +37,7 @@ from .coverage import (
 from .entailment.base import Backend, Judgement
 from .entailment.tier import check_entailment, evidence_text
 from .errors import TimeLimitError, WorkLimitError
+from .ingest.chunker import chunk_document
 from .packing import DEFAULT_BUDGET_CHARS, Pack, chunk_key, pack, pack_sources
 from .providers.base import Completion, Provider, ProviderError, Request
 from .sources import Source, WorkingSet
@@ -230,14 +232,37 @@ def ask_sources(
     """``ask`` over sources retrieved elsewhere (a framework's retriever, best first) instead
     of the store's search: packed as ``ask`` packs its own hits (``pack_sources``), then the
     same contract, verification, repair, cards and abstention; traced to ``store`` when one is
-    given (the trace then reopens like any other; a source's document is looked up in the
-    store only where its key names one of its documents)."""
+    given (the trace reopens like any other; its sources are never looked up in the store's
+    corpus: their text as sent is what the cards show). A source longer than a store chunk
+    is cut into pieces as ingest cuts a document, so that it fits the budget."""
     opts = options or AskOptions()
     question = scrub(question)
     budget = min(opts.budget_chars, provider.context_chars or opts.budget_chars)
-    packed = Pack(pack_sources(sources, budget_chars=budget), (), ())
+    packed = Pack(pack_sources(_pieces(sources, question), budget_chars=budget), (), ())
     clock = _Clock()
     return _answer_pack(question, packed, (), provider, opts, progress, clock, store, len(sources))
+
+
+# A source offered from elsewhere longer than this is cut as ingest cuts a document.
+PIECE_CHARS = 1200
+
+
+def _pieces(sources: Sequence[Source], question: str) -> list[Source]:
+    """``sources`` with each longer than ``PIECE_CHARS`` cut into whole-sentence pieces (the
+    chunker's), each keeping its source's key, title, URL, date and page, in its source's
+    place, those sharing more of the question's words first (then in their order)."""
+    asked = {w for w in re.findall(r"\w+", question.casefold()) if len(w) > 2}
+    out: list[Source] = []
+    for src in sources:
+        if len(src.text) <= PIECE_CHARS:
+            out.append(src)
+            continue
+        doc = LoadedDocument(src.key or src.id, src.text, "text/plain")
+        pieces = [replace(src, text=c.text) for c in chunk_document(doc, max_chars=PIECE_CHARS)]
+        shared = [len(asked & set(re.findall(r"\w+", p.text.casefold()))) for p in pieces]
+        order = sorted(range(len(pieces)), key=lambda i: -shared[i])  # (stable: then in order)
+        out += [pieces[i] for i in order]
+    return out
 
 
 def check_answer(

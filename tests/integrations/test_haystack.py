@@ -157,3 +157,32 @@ def test_bad_input_is_a_clear_error() -> None:
         builder.run(query=QUESTION, replies=[GOOD], documents=["text"])  # type: ignore[list-item]
     with pytest.raises(InputError, match="meta entries"):
         builder.run(query=QUESTION, replies=[GOOD], documents=DOCUMENTS, meta=[{}, {}])
+
+
+def test_the_quote_floor_is_the_prompts_and_a_message_without_text_abstains() -> None:
+    two = reply((GOOD_CLAIM, "S1", "16 weeks"))  # a two-word quote
+    assert (
+        VerifiedAnswerBuilder()
+        .run(query=QUESTION, replies=[two], documents=DOCUMENTS)["answers"][0]
+        .meta["abstained"]
+    )
+    lenient = VerifiedAnswerBuilder(min_quote_words=2)
+    out = lenient.run(query=QUESTION, replies=[two], documents=DOCUMENTS)
+    assert out["answers"][0].meta["quotebound"]["status"] == "grounded"
+    prompt = QuoteboundPromptBuilder(min_quote_words=2).run(query=QUESTION, documents=DOCUMENTS)
+    assert "2 to" in prompt["messages"][0].text
+    from haystack.dataclasses import ToolCall
+
+    calls = ChatMessage.from_assistant(tool_calls=[ToolCall(tool_name="search", arguments={})])
+    out = VerifiedAnswerBuilder().run(query=QUESTION, replies=[calls], documents=DOCUMENTS)
+    assert out["answers"][0].meta["abstained"]
+
+
+def test_a_pipeline_of_both_components_round_trips() -> None:
+    pipe = Pipeline()
+    pipe.add_component("prompt", QuoteboundPromptBuilder(min_quote_words=3))
+    pipe.add_component("answers", VerifiedAnswerBuilder(store_url="sqlite:///qb.db"))
+    text = pipe.dumps()
+    again = Pipeline.loads(text, allowed_modules=["quotebound.integrations.haystack"])
+    assert again.get_component("answers").store_url == "sqlite:///qb.db"
+    assert again.get_component("prompt").min_quote_words == 3

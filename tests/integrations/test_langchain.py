@@ -183,3 +183,20 @@ def test_a_failing_chat_model_is_a_provider_error_answer_not_an_exception() -> N
     checked = ask_with_retriever(QUESTION, retriever, Broken(responses=[]))
     assert checked.answer.status == "provider_error" and checked.abstained
     assert "TimeoutError: the model did not answer" in (checked.answer.error or "")
+
+
+def test_options_given_keep_the_reply_format_detected_and_the_owner(tmp_path: Path) -> None:
+    from quotebound.pipeline import AskOptions
+
+    with open_store(f"sqlite:///{tmp_path / 'qb.db'}") as store:
+        checked = _chain([MARKERS], options=AskOptions(owner="k1"), store=store).invoke(QUESTION)
+        assert checked.answer.status == "grounded"  # [n] markers, not read as JSON
+        assert store.get_trace(checked.answer.trace_id or "", owner="k1").owner == "k1"
+
+
+def test_the_physical_page_wins_over_a_printed_label() -> None:
+    doc = Document("Text of a page.", metadata={"page": 9, "page_label": "5"})
+    (source,) = working_set([doc])
+    assert source.page == 10  # PyPDFLoader: "page" 0-based, "page_label" what is printed
+    (labelled,) = working_set([Document("Text.", metadata={"page_label": "iv"})])
+    assert labelled.page is None  # a roman numeral is not a page number

@@ -193,3 +193,28 @@ def test_bad_input_is_a_clear_error() -> None:
         working_set(["text"])  # type: ignore[list-item]
     with pytest.raises(InputError, match="expected a LlamaIndex Response"):
         verify_response("text", QUESTION)  # type: ignore[arg-type]
+
+
+def test_a_split_document_reordered_nodes_and_an_async_stream_still_map_n(
+    index: VectorStoreIndex,
+) -> None:
+    long = " ".join(f"Clause {n} says staff get {n + 10} days of leave." for n in range(30))
+    documents = [Document(text=long, doc_id="long"), Document(text=LEAVE, doc_id="leave")]
+    small = VectorStoreIndex.from_documents(documents, embed_model=MockEmbedding(embed_dim=8))
+    llm = Scripted(replies=["probe"], prompts=[])
+    engine = CitationQueryEngine.from_args(small, llm=llm, citation_chunk_size=48)
+    probe = engine.query(QUESTION)
+    assert len(probe.source_nodes) > 3  # the long document cut into several numbered sources
+    numbers = _numbered(probe)
+    n = numbers[LEAVE]
+    llm.replies = [f"{GOOD_CLAIM} [{n}]"]
+    reordered = Response(response=f"{GOOD_CLAIM} [{n}]", source_nodes=probe.source_nodes[::-1])
+    assert verify_response(reordered, QUESTION).answer.status == "grounded"  # by label
+    streaming = CitationQueryEngine.from_args(
+        small,
+        llm=Scripted(replies=[f"{GOOD_CLAIM} [{n}]"], prompts=[]),
+        citation_chunk_size=48,
+        streaming=True,
+    )
+    response = asyncio.run(VerifiedQueryEngine(streaming).aquery(QUESTION))
+    assert response.metadata["quotebound"]["status"] == "grounded"

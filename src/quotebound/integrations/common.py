@@ -8,7 +8,7 @@ the way the frameworks' own loaders write it:
 | key     | ``key``, ``source``, ``file_path``, ``file_name``, ``url``, then the id     |
 | title   | ``title``, ``file_name``, ``name``                                           |
 | url     | ``url``, ``link``, ``source`` (only an ``http(s)`` address)                  |
-| page    | ``page_number``, ``page_label`` (1-based), ``page`` (LangChain's 0-based)    |
+| page    | ``page_number`` (1-based), ``page`` (LangChain's, 0-based), ``page_label``   |
 | updated | ``updated``, ``last_modified_date``, ``modified``, ``date`` (ISO dates only) |
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import SourceError
@@ -44,7 +44,8 @@ def _first(meta: Mapping[str, Any], names: Sequence[str]) -> str | None:
 
 
 def _page(meta: Mapping[str, Any]) -> int | None:
-    for name, base in (("page_number", 1), ("page_label", 1), ("page", 0)):
+    # the physical page first (PyPDFLoader's 0-based "page" beside its printed "page_label")
+    for name, base in (("page_number", 1), ("page", 0), ("page_label", 1)):
         value = meta.get(name)
         if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 6:
             value = int(value.strip())
@@ -149,10 +150,12 @@ def check(
     store: Store | None = None,
     model: str = "external",
     prompt: str = "",
+    format: str = "auto",
 ) -> Checked:
-    """``reply`` verified against ``working_set`` (``pipeline.check_answer``; the format is
-    detected unless ``options.format`` names one), traced to ``store`` when given."""
-    opts = options or AskOptions(format="auto")
+    """``reply`` verified against ``working_set`` (``pipeline.check_answer``) in ``format``
+    (detected by default: ``options.format`` is the format ``ask`` prompts for, not this),
+    traced to ``store`` when given."""
+    opts = replace(options or AskOptions(), format=format)
     answer = check_answer(question, working_set, reply, opts, store, model, prompt)
     return Checked(answer, answer.verdicts[-1])
 
@@ -193,5 +196,7 @@ def ask_over(
 ) -> Checked:
     """``ask`` over sources a framework retrieved (``pipeline.ask_sources``): packed, asked
     under the contract, verified, repaired once, served; traced to ``store`` when given."""
+    if options is not None and options.format == "auto":  # (a verifier's options, shared)
+        options = replace(options, format="json")
     answer = ask_sources(question, sources, provider, options, store)
     return Checked(answer, answer.verdicts[-1] if answer.verdicts else None)

@@ -24,8 +24,10 @@ out["answers"]["answers"][0].data          # only verified claims, each with its
   AnswerBuilder's ``source_index`` and ``referenced`` meta; ``meta["quotebound"]`` the served
   answer with its cards) and ``verdicts`` (the verifier's verdict per reply). A reply's
   ``[n]`` references (AnswerBuilder's ``reference_pattern``) are read as citations of the
-  n-th document and verified; our JSON contract too. ``store_url``: write each trace there.
-  Serialisable (``to_dict``/``from_dict``) as every Haystack component.
+  n-th document and verified; our JSON contract too. ``store_url``: write each trace there;
+  ``min_quote_words``: the quote floor (give the prompt builder the same). Both serialise
+  with the pipeline; loading one back names this module
+  (``Pipeline.loads(text, allowed_modules=["quotebound.integrations.haystack"])``).
 """
 
 from __future__ import annotations
@@ -61,6 +63,12 @@ def working_set(documents: Sequence[Document]) -> Any:
     return working_set_of(_sent(documents))
 
 
+def _policy(min_quote_words: int | None) -> Policy:
+    if min_quote_words is None:
+        return Policy()
+    return Policy.from_options(min_quote_words=min_quote_words)
+
+
 @component
 class QuoteboundPromptBuilder:
     """The citation contract for ``query`` over ``documents``, as ``ask`` sends it."""
@@ -71,11 +79,7 @@ class QuoteboundPromptBuilder:
 
     @component.output_types(messages=list[ChatMessage], prompt=str)
     def run(self, query: str, documents: list[Document]) -> dict[str, Any]:
-        policy = (
-            Policy()
-            if self.min_quote_words is None
-            else Policy.from_options(min_quote_words=self.min_quote_words)
-        )
+        policy = _policy(self.min_quote_words)
         request = build_request(query, working_set(documents), self.format, policy=policy)
         system, user = request.messages
         messages = [ChatMessage.from_system(system.content), ChatMessage.from_user(user.content)]
@@ -99,11 +103,13 @@ class VerifiedAnswerBuilder:
         store_url: str | None = None,
         owner: str | None = None,
         model: str = "haystack",
+        min_quote_words: int | None = None,
     ) -> None:
         self.format = format
         self.store_url = store_url
         self.owner = owner
         self.model = model
+        self.min_quote_words = min_quote_words  # (give the prompt builder the same)
         self._store: Store | None = None
 
     def warm_up(self) -> None:
@@ -124,18 +130,18 @@ class VerifiedAnswerBuilder:
         self.warm_up()
         docs = list(documents or [])
         ws = working_set(docs)
-        options = AskOptions(format=self.format, owner=self.owner)
+        options = AskOptions(owner=self.owner, policy=_policy(self.min_quote_words))
         answers: list[GeneratedAnswer] = []
         verdicts: list[dict[str, Any]] = []
         for i, item in enumerate(replies):
-            text = item.text if isinstance(item, ChatMessage) else item
-            if not isinstance(text, str):
-                raise InputError(f"reply {i + 1} has no text to verify")
+            text = (item.text or "") if isinstance(item, ChatMessage) else item
+            if not isinstance(text, str):  # (a message of tool calls only: "", an abstention)
+                raise InputError(f"reply {i + 1} is a {type(item).__name__}, not text or a message")
             reply_meta = dict(meta[i] if meta else {})
             if isinstance(item, ChatMessage):
                 reply_meta = {**item.meta, **reply_meta}
             model = str(reply_meta.get("model") or self.model)
-            checked = check(query, ws, text, options, self._store, model)
+            checked = check(query, ws, text, options, self._store, model, "", self.format)
             answers.append(self._answer(query, checked, docs, reply_meta))
             verdicts.append(checked.verdict.to_dict() if checked.verdict else {})
         return {"answers": answers, "verdicts": verdicts}
@@ -155,7 +161,12 @@ class VerifiedAnswerBuilder:
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
-            self, format=self.format, store_url=self.store_url, owner=self.owner, model=self.model
+            self,
+            format=self.format,
+            store_url=self.store_url,
+            owner=self.owner,
+            model=self.model,
+            min_quote_words=self.min_quote_words,
         )
 
     @classmethod

@@ -140,20 +140,22 @@ class QuoteboundVerifier(Runnable[dict[str, Any], Checked]):
     Input: ``{"question": str, "documents": [Document, ...], "message": AIMessage | str}``
     (``context`` is read for ``documents`` and ``answer`` for ``message`` too). Output: a
     ``Checked`` (``.text`` the verified answer, ``.answer`` the served answer with its cards,
-    ``.verdict`` the verifier's verdict). ``options`` as ``ask`` takes them (the format is
-    detected unless named: our JSON contract, ``[n]`` markers or the other formats);
-    ``store``: write the trace there, so its cards and the web page work; ``owner``: the
-    key the trace belongs to."""
+    ``.verdict`` the verifier's verdict). ``options`` as ``ask`` takes them (the support
+    tier, re-anchoring, the policy; ``AskOptions(owner=KEY_ID)``: the key the trace belongs
+    to); ``format``: the reply's, detected by default (our JSON contract, ``[n]`` markers or
+    the other formats); ``store``: write the trace there, so its cards and the web page work."""
 
     def __init__(
         self,
         options: AskOptions | None = None,
         store: Store | None = None,
         model: str = "langchain",
+        format: str = "auto",
     ) -> None:
-        self.options = options or AskOptions(format="auto")
+        self.options = options or AskOptions()
         self.store = store
         self.model = model
+        self.format = format
 
     def invoke(
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
@@ -169,7 +171,7 @@ class QuoteboundVerifier(Runnable[dict[str, Any], Checked]):
         if isinstance(message, AIMessage):
             model = str(message.response_metadata.get("model_name") or model)
         ws = working_set(documents)
-        return check(question, ws, _text(message), self.options, self.store, model)
+        return check(question, ws, _text(message), self.options, self.store, model, "", self.format)
 
 
 def chat_provider(llm: BaseChatModel, model: str | None = None) -> Provider:

@@ -31,6 +31,7 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.base.response.schema import (
     RESPONSE_TYPE,
+    AsyncStreamingResponse,
     PydanticResponse,
     Response,
     StreamingResponse,
@@ -54,20 +55,28 @@ __all__ = [
     "working_set",
 ]
 
-_CITATION_LABEL = re.compile(r"\ASource \d+:\n")  # CitationQueryEngine's, before each chunk
+_CITATION_LABEL = re.compile(r"\ASource (\d{1,6}):\n")  # CitationQueryEngine's, before each chunk
 
 
 def _sent(nodes: Sequence[Any]) -> list[Sent]:
-    out: list[Sent] = []
+    """The nodes as sent, in the order the model numbered them: by their ``Source N:``
+    labels where every node has one (a postprocessor may have reordered them since), else
+    as given."""
+    out: list[tuple[int | None, Sent]] = []
     for n, item in enumerate(nodes, 1):
         node = item.node if isinstance(item, NodeWithScore) else item
         if not isinstance(node, BaseNode):
             raise InputError(f"node {n} is a {type(item).__name__}, not a LlamaIndex node")
         text = node.get_content(metadata_mode=MetadataMode.NONE)
+        number = None
         if label := _CITATION_LABEL.match(text):
+            number = int(label.group(1))
             text = text[label.end() :].removesuffix("\n")
-        out.append((text, node.metadata, node.ref_doc_id or node.node_id))
-    return out
+        out.append((number, (text, node.metadata, node.ref_doc_id or node.node_id)))
+    numbers = [number for number, _ in out]
+    if None not in numbers and sorted(numbers) == list(range(1, len(out) + 1)):  # type: ignore[type-var]
+        out.sort(key=lambda pair: pair[0] or 0)
+    return [sent for _, sent in out]
 
 
 def working_set(nodes: Sequence[NodeWithScore | BaseNode]) -> WorkingSet:
@@ -79,6 +88,8 @@ def working_set(nodes: Sequence[NodeWithScore | BaseNode]) -> WorkingSet:
 def _text(response: Any) -> str:
     if isinstance(response, StreamingResponse):
         return str(response.get_response().response or "")
+    if isinstance(response, AsyncStreamingResponse):
+        raise InputError("an async streaming response: await response.get_response() first")
     if isinstance(response, PydanticResponse):
         return str(response.response.model_dump_json()) if response.response else ""
     if isinstance(response, Response):
@@ -92,16 +103,18 @@ def verify_response(
     options: AskOptions | None = None,
     store: Store | None = None,
     model: str = "llamaindex",
+    format: str = "auto",
 ) -> Checked:
-    """``response`` (its text, read in the format it is in: ``[n]`` markers, our JSON...)
-    verified against its ``source_nodes``, exactly what the model was sent; traced to
-    ``store`` when given."""
+    """``response`` (its text, in ``format``: detected by default, ``[n]`` markers, our
+    JSON...) verified against its ``source_nodes``, exactly what the model was sent; traced
+    to ``store`` when given. An async streaming response is awaited first
+    (``VerifiedQueryEngine.aquery`` does)."""
     query = question.query_str if isinstance(question, QueryBundle) else question
     if not isinstance(query, str) or not query.strip():
         raise InputError("the question must be a non-empty string")
     text = _text(response)
     nodes = list(getattr(response, "source_nodes", None) or [])
-    return check(query, working_set(nodes), text, options, store, model)
+    return check(query, working_set(nodes), text, options, store, model, "", format)
 
 
 class VerifiedQueryEngine(BaseQueryEngine):
@@ -117,11 +130,13 @@ class VerifiedQueryEngine(BaseQueryEngine):
         options: AskOptions | None = None,
         store: Store | None = None,
         model: str = "llamaindex",
+        format: str = "auto",
     ) -> None:
         self._engine = query_engine
         self._options = options
         self._store = store
         self._model = model
+        self._format = format
         super().__init__(callback_manager=query_engine.callback_manager)
 
     def _get_prompt_modules(self) -> PromptMixinType:
@@ -131,10 +146,15 @@ class VerifiedQueryEngine(BaseQueryEngine):
         return self._verified(query_bundle, self._engine.query(query_bundle))
 
     async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
-        return self._verified(query_bundle, await self._engine.aquery(query_bundle))
+        response = await self._engine.aquery(query_bundle)
+        if isinstance(response, AsyncStreamingResponse):  # verified whole: read it all first
+            response = await response.get_response()
+        return self._verified(query_bundle, response)
 
-    def _verified(self, query_bundle: QueryBundle, response: RESPONSE_TYPE) -> Response:
-        checked = verify_response(response, query_bundle, self._options, self._store, self._model)
+    def _verified(self, query_bundle: QueryBundle, response: Any) -> Response:
+        checked = verify_response(
+            response, query_bundle, self._options, self._store, self._model, self._format
+        )
         metadata = dict(getattr(response, "metadata", None) or {})
         metadata["quotebound"] = checked.answer.to_dict()
         metadata["quotebound_cited"] = list(checked.sources)
