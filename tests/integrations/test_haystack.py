@@ -186,3 +186,16 @@ def test_a_pipeline_of_both_components_round_trips() -> None:
     again = Pipeline.loads(text, allowed_modules=["quotebound.integrations.haystack"])
     assert again.get_component("answers").store_url == "sqlite:///qb.db"
     assert again.get_component("prompt").min_quote_words == 3
+
+
+def test_a_pipeline_run_async_verifies_too() -> None:
+    import asyncio
+
+    pipe = Pipeline()  # (haystack 3: one Pipeline, run or run_async)
+    pipe.add_component("answers", VerifiedAnswerBuilder())
+    out = asyncio.run(
+        pipe.run_async(
+            {"answers": {"query": QUESTION, "replies": [MARKERS], "documents": DOCUMENTS}}
+        )
+    )
+    assert out["answers"]["answers"][0].meta["quotebound"]["status"] == "grounded"

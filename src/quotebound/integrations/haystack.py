@@ -32,6 +32,7 @@ out["answers"]["answers"][0].data          # only verified claims, each with its
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -145,6 +146,17 @@ class VerifiedAnswerBuilder:
             answers.append(self._answer(query, checked, docs, reply_meta))
             verdicts.append(checked.verdict.to_dict() if checked.verdict else {})
         return {"answers": answers, "verdicts": verdicts}
+
+    @component.output_types(answers=list[GeneratedAnswer], verdicts=list[dict[str, Any]])
+    async def run_async(
+        self,
+        query: str,
+        replies: list[str] | list[ChatMessage],
+        documents: list[Document] | None = None,
+        meta: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """``run`` for an ``AsyncPipeline``: the checks run in a thread, off the event loop."""
+        return await asyncio.to_thread(self.run, query, replies, documents, meta)
 
     @staticmethod
     def _answer(
