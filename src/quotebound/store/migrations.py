@@ -154,6 +154,52 @@ def _originals(dialect: str) -> Migration:
     )
 
 
+# BM25 as PostgreSQL ranks it (``postgres._ranked``): FTS5's constants, and a fixed average
+# chunk length in lexemes, so a chunk's weight for a word never changes after it is stored.
+PG_BM25_K1 = 1.2
+PG_BM25_B = 0.75
+PG_BM25_AVG_LEN = 64.0
+PG_TF = "coalesce(cardinality(positions), 1)"
+PG_WEIGHT = (
+    f"({PG_TF} * {PG_BM25_K1 + 1}) / ({PG_TF} + {PG_BM25_K1} * "
+    f"({1 - PG_BM25_B} + {PG_BM25_B} * len / {PG_BM25_AVG_LEN}))"
+)
+
+
+def _bm25_postings(dialect: str) -> Migration:
+    """PostgreSQL's ranked retrieval from the index: for each chunk text and each lexeme of its
+    ``tsv``, the lexeme's BM25 weight in it (``chunk_terms``, read best first per lexeme), and
+    each lexeme's document frequency with the number of chunk texts under ``''``
+    (``term_stats``). Ingest keeps both in step with the chunk texts it stores, in its own
+    transaction (``PostgresStore._chunks_added``; chunk texts are append-only); the texts
+    stored before are filled in here, with writers held off meanwhile. SQLite ranks with
+    FTS5's own bm25 and keeps none."""
+    if dialect != "postgresql":
+        return Migration("0007_bm25_postings", ())
+    return Migration(
+        "0007_bm25_postings",
+        (
+            "LOCK TABLE chunk_texts IN SHARE ROW EXCLUSIVE MODE",
+            """CREATE TABLE chunk_terms (
+                chunk_id BIGINT NOT NULL, term TEXT NOT NULL, w REAL NOT NULL,
+                tf INTEGER NOT NULL, len INTEGER NOT NULL, PRIMARY KEY (chunk_id, term))""",
+            "CREATE TABLE term_stats (term TEXT PRIMARY KEY, df BIGINT NOT NULL)",
+            f"""INSERT INTO chunk_terms (chunk_id, term, w, tf, len)
+                SELECT c.id, u.lexeme, {PG_WEIGHT.replace("positions", "u.positions")},
+                    {PG_TF.replace("positions", "u.positions")}, l.len
+                FROM chunk_texts c
+                CROSS JOIN LATERAL (SELECT coalesce(sum({PG_TF}), 0) AS len
+                                    FROM unnest(c.tsv)) l
+                CROSS JOIN LATERAL unnest(c.tsv) u""",
+            """INSERT INTO term_stats (term, df)
+                SELECT u.lexeme, count(*) FROM chunk_texts c CROSS JOIN LATERAL unnest(c.tsv) u
+                GROUP BY u.lexeme""",
+            "INSERT INTO term_stats (term, df) SELECT '', count(*) FROM chunk_texts",
+            "CREATE INDEX chunk_terms_best ON chunk_terms (term, w DESC, chunk_id)",
+        ),
+    )
+
+
 _MIGRATIONS: tuple[Callable[[str], Migration], ...] = (
     _corpus,
     _traces,
@@ -161,6 +207,7 @@ _MIGRATIONS: tuple[Callable[[str], Migration], ...] = (
     _term_sizes,
     _attempt_errors,
     _originals,
+    _bm25_postings,
 )
 
 
