@@ -31,10 +31,8 @@ from .sql import HIT_COLUMNS, SQLStore, hit_from_row
 # Step 1: each lexeme's best chunks, scored in full (then MaxScore, if they do not settle it).
 _FIRST_DEPTH = 64
 _SLACK = 1e-6  # (weights are stored as REAL: a bound must never fall below a real score)
-_CANDIDATES = (
-    "WITH q(term, idf) AS (SELECT * FROM unnest(?::text[], ?::float8[])), "
-    "top AS (SELECT DISTINCT b.chunk_id FROM q CROSS JOIN LATERAL ("
-    "  SELECT chunk_id FROM chunk_terms WHERE term = q.term ORDER BY w DESC LIMIT ?) b), "
+# Both steps: the chunks of ``top`` scored in full over ``q``, filtered, the best first.
+_SCORED = (
     "scored AS (SELECT p.chunk_id, sum(q.idf * p.w) AS score FROM top CROSS JOIN q "
     "  JOIN chunk_terms p ON p.chunk_id = top.chunk_id AND p.term = q.term "
     "  GROUP BY p.chunk_id) "
@@ -42,17 +40,16 @@ _CANDIDATES = (
     "JOIN occurrences o ON o.chunk_id = s.chunk_id JOIN documents d ON d.id = o.document_id "
     "WHERE {where} ORDER BY s.score DESC, d.key, o.ordinal LIMIT ?"
 )
+_CANDIDATES = (
+    "WITH q(term, idf) AS (SELECT * FROM unnest(?::text[], ?::float8[])), "
+    "top AS (SELECT DISTINCT b.chunk_id FROM q CROSS JOIN LATERAL ("
+    "  SELECT chunk_id FROM chunk_terms WHERE term = q.term ORDER BY w DESC LIMIT ?) b), " + _SCORED
+)
 # Step 2: the chunks of each lexeme with a cutoff whose weight reaches it, scored in full.
 _REST = (
     "WITH q(term, idf, cutoff) AS (SELECT * FROM unnest(?::text[], ?::float8[], ?::float8[])), "
     "top AS (SELECT DISTINCT p.chunk_id FROM q JOIN chunk_terms p "
-    "  ON p.term = q.term AND p.w >= q.cutoff WHERE q.cutoff IS NOT NULL), "
-    "scored AS (SELECT p.chunk_id, sum(q.idf * p.w) AS score FROM top CROSS JOIN q "
-    "  JOIN chunk_terms p ON p.chunk_id = top.chunk_id AND p.term = q.term "
-    "  GROUP BY p.chunk_id) "
-    "SELECT {hits}, s.score FROM scored s JOIN chunk_texts ct ON ct.id = s.chunk_id "
-    "JOIN occurrences o ON o.chunk_id = s.chunk_id JOIN documents d ON d.id = o.document_id "
-    "WHERE {where} ORDER BY s.score DESC, d.key, o.ordinal LIMIT ?"
+    "  ON p.term = q.term AND p.w >= q.cutoff WHERE q.cutoff IS NOT NULL), " + _SCORED
 )
 # Each lexeme's document frequency and best weight (the first entry of its index range).
 _STATS = (
