@@ -101,18 +101,51 @@ def _close(got: list[Hit], want: list[Hit]) -> bool:
     )
 
 
+@pytest.mark.parametrize("share", [0.05, 0.25, 0.9])
 @pytest.mark.parametrize("first_depth", [1, 64])
 @pytest.mark.parametrize("limit", [1, 3, 10, 40])
 def test_search_equals_bm25_over_every_visible_chunk(
-    pg_store: Any, monkeypatch: pytest.MonkeyPatch, limit: int, first_depth: int
+    pg_store: Any, monkeypatch: pytest.MonkeyPatch, limit: int, first_depth: int, share: float
 ) -> None:
     monkeypatch.setattr(pg, "_FIRST_DEPTH", first_depth)
+    monkeypatch.setattr(pg, "_SHARE", share)
     for text, corpora, groups in _queries(40, SEED + limit + first_depth):
         got = pg_store.search(text, corpora=corpora, groups=groups, limit=limit)
         want = reference(pg_store, text, corpora, groups, limit)
+        assert pg_store.last_search_exact, (text, corpora, groups)
         assert _close(got, want), (text, corpora, groups)
     hidden = {h.key for h in pg_store.search("staff team days", groups=(), limit=200)}
     assert hidden and all("doc" in k for k in hidden)
+
+
+@pytest.mark.parametrize("most_read, most_scored", [(4, 1000), (32768, 30), (16, 40)])
+def test_bounded_work_says_when_it_proved_the_best(
+    pg_store: Any, monkeypatch: pytest.MonkeyPatch, most_read: int, most_scored: int
+) -> None:
+    """With step 2's reads or scoring cut short: a search that says it is exact equals the
+    full ranking; one that does not still returns visible hits with their real scores, best
+    first, none missing that scores more than the last one it returns from what it read."""
+    monkeypatch.setattr(pg, "_FIRST_DEPTH", 1)
+    monkeypatch.setattr(pg, "_MOST_READ", most_read)
+    monkeypatch.setattr(pg, "_MOST_SCORED", most_scored)
+    exact = bounded = found = 0
+    for text, corpora, groups in _queries(60, SEED + most_read + most_scored):
+        got = pg_store.search(text, corpora=corpora, groups=groups, limit=10)
+        every = reference(pg_store, text, corpora, groups, 100_000)
+        if pg_store.last_search_exact:
+            exact += 1
+            assert _close(got, every[:10]), (text, corpora, groups)
+            continue
+        bounded += 1
+        real = {(h.key, h.ordinal): h.score for h in every}
+        assert len(got) <= 10
+        found += bool(got)
+        for hit in got:
+            assert abs(real[(hit.key, hit.ordinal)] - hit.score) < 1e-6  # visible, scored in full
+        assert [h.score for h in got] == sorted((h.score for h in got), reverse=True)
+        assert not got or got[0].score >= every[0].score * 0.5  # (the lists' best were read)
+    assert exact and bounded, (exact, bounded)  # both paths ran
+    assert found >= 0.8 * bounded
 
 
 def _in_step(conn: Any) -> None:

@@ -5,8 +5,8 @@ workers adding versions of one document serialise; different documents do not), 
 one global key. Traces need no lock: their ids are unique and their texts content-addressed.
 Ranking is BM25 over English stems (PostgreSQL's ``english`` text search configuration), the
 query's words ORed, with FTS5's constants and a fixed average chunk length: each chunk's weight
-for each lexeme is stored as the chunk is (``chunk_terms``, kept by a trigger), and the best
-hits are read from an index of those weights best first, never by scoring every match.
+for each lexeme is stored as the chunk is (``chunk_terms``, kept by ingest), and the best hits
+are read from an index of those weights best first, never by scoring every match.
 """
 
 from __future__ import annotations
@@ -28,38 +28,70 @@ from .integrity import Backup
 from .migrations import PG_TF, PG_WEIGHT
 from .sql import HIT_COLUMNS, SQLStore, hit_from_row
 
-# Step 1: each lexeme's best chunks, scored in full (then MaxScore, if they do not settle it).
+# Step 1: each lexeme's best chunks, scored in full (then step 2, if they do not settle it).
 _FIRST_DEPTH = 64
+# Step 2: the part of theta that chunks step 2 does not read may reach at most (the lower,
+# the deeper each list is read and the fewer chunks are scored in full; 0.25 measured best
+# at 50,000 chunks: benchmarks/store_speed.py).
+_SHARE = 0.25
+# The most step 2 reads of one lexeme's list, and the most chunks it scores in full: the
+# bound on its work. Past either, the hits are the best of what was read, not proven the
+# best (``last_search_exact``); at 50,000 chunks neither is reached by 96% of the queries.
+_MOST_READ = 32768
+_MOST_SCORED = 1000
 _SLACK = 1e-6  # (weights are stored as REAL: a bound must never fall below a real score)
-# Both steps: the chunks of ``top`` scored in full over ``q``, filtered, the best first.
+# Both steps: the chunks of ``top`` scored in full over ``q`` (each weight one probe of the
+# primary key); of their visible occurrences the best ``limit``, found on narrow rows (ids,
+# scores, keys), and only theirs read whole.
 _SCORED = (
-    "scored AS (SELECT p.chunk_id, sum(q.idf * p.w) AS score FROM top CROSS JOIN q "
-    "  JOIN chunk_terms p ON p.chunk_id = top.chunk_id AND p.term = q.term "
-    "  GROUP BY p.chunk_id) "
-    "SELECT {hits}, s.score FROM scored s JOIN chunk_texts ct ON ct.id = s.chunk_id "
-    "JOIN occurrences o ON o.chunk_id = s.chunk_id JOIN documents d ON d.id = o.document_id "
-    "WHERE {where} ORDER BY s.score DESC, d.key, o.ordinal LIMIT ?"
+    "scored AS (SELECT top.chunk_id, s.score FROM top CROSS JOIN LATERAL ("
+    "  SELECT sum(q.idf * p.w) AS score FROM q JOIN chunk_terms p "
+    "  ON p.chunk_id = top.chunk_id AND p.term = q.term) s), "
+    "best AS (SELECT v.id, s.score FROM scored s CROSS JOIN LATERAL ("
+    "  SELECT o.id, d.key, o.ordinal FROM occurrences o JOIN documents d ON d.id = o.document_id "
+    "  WHERE o.chunk_id = s.chunk_id AND {where}) v "
+    "  ORDER BY s.score DESC, v.key, v.ordinal LIMIT ?) "
+    "SELECT {hits}, b.score, o.chunk_id{checks} FROM best b JOIN occurrences o ON o.id = b.id "
+    "JOIN chunk_texts ct ON ct.id = o.chunk_id JOIN documents d ON d.id = o.document_id "
+    "ORDER BY b.score DESC, d.key, o.ordinal"
 )
 _CANDIDATES = (
     "WITH q(term, idf) AS (SELECT * FROM unnest(?::text[], ?::float8[])), "
     "top AS (SELECT DISTINCT b.chunk_id FROM q CROSS JOIN LATERAL ("
     "  SELECT chunk_id FROM chunk_terms WHERE term = q.term ORDER BY w DESC LIMIT ?) b), " + _SCORED
 )
-# Step 2: the chunks of each lexeme with a cutoff whose weight reaches it, scored in full.
+# Step 2: each lexeme with a cutoff read down to it (at most ``_MOST_READ`` entries); each
+# chunk read gets a ceiling (its weights read times idf, plus the bound of each lexeme it was
+# not read in); those whose ceiling reaches theta are scored in full, with step 1's hits (if
+# more than ``_MOST_SCORED`` reach it: the ``_MOST_SCORED`` best ceilings among the chunks
+# the caller may see). Every row also says whether a list was cut and whether more reached.
 _REST = (
-    "WITH q(term, idf, cutoff) AS (SELECT * FROM unnest(?::text[], ?::float8[], ?::float8[])), "
-    "top AS (SELECT DISTINCT p.chunk_id FROM q JOIN chunk_terms p "
-    "  ON p.term = q.term AND p.w >= q.cutoff WHERE q.cutoff IS NOT NULL), " + _SCORED
+    "WITH q(term, idf, cutoff, bound, df) AS (SELECT * FROM unnest(?::text[], ?::float8[], "
+    "  ?::float8[], ?::float8[], ?::bigint[])), "
+    "b AS (SELECT q.*, CASE WHEN q.df > ?::bigint THEN (SELECT w FROM chunk_terms "
+    "  WHERE term = q.term ORDER BY w DESC OFFSET ?::bigint LIMIT 1) >= q.cutoff "
+    "  ELSE false END AS cut FROM q), "
+    "total AS (SELECT sum(bound) AS bound FROM b), "
+    "r AS (SELECT p.chunk_id, sum(b.idf * p.w - b.bound) + (SELECT bound FROM total) AS ceiling "
+    "  FROM b CROSS JOIN LATERAL (SELECT chunk_id, w FROM chunk_terms WHERE term = b.term "
+    "  AND w >= b.cutoff ORDER BY w DESC LIMIT ?::bigint) p WHERE b.cutoff IS NOT NULL "
+    "  GROUP BY p.chunk_id), "
+    "reach AS (SELECT chunk_id, ceiling FROM r WHERE ceiling >= ?::float8), "
+    "many AS (SELECT count(*) > ?::bigint AS over FROM reach), "
+    "top AS (SELECT chunk_id FROM reach WHERE NOT (SELECT over FROM many) UNION ALL "
+    "  (SELECT x.chunk_id FROM (SELECT * FROM reach ORDER BY ceiling DESC) x "
+    "  WHERE (SELECT over FROM many) AND EXISTS (SELECT 1 FROM occurrences o "
+    "  JOIN documents d ON d.id = o.document_id WHERE o.chunk_id = x.chunk_id AND {where}) "
+    "  LIMIT ?) "
+    "  UNION SELECT unnest(?::bigint[])), " + _SCORED
 )
-# Each lexeme's document frequency and best weight (the first entry of its index range).
+_CHECKS = ", (SELECT bool_or(cut) FROM b), (SELECT over FROM many)"
+# Each lexeme's document frequency, best weight (the first entry of its index range) and the
+# weight after its first ``_FIRST_DEPTH`` (the most a chunk that step 1 did not read has).
 _STATS = (
     "SELECT s.term, s.df, (SELECT w FROM chunk_terms p WHERE p.term = s.term "
-    "ORDER BY w DESC LIMIT 1) FROM term_stats s WHERE s.term = ANY(%s)"
-)
-_BOUND = (
-    "SELECT sum(q.idf * coalesce(n.w, 0)) FROM unnest(%s::text[], %s::float8[]) q(term, idf) "
-    "LEFT JOIN LATERAL (SELECT w FROM chunk_terms WHERE term = q.term "
-    "ORDER BY w DESC OFFSET %s LIMIT 1) n ON true"
+    "ORDER BY w DESC LIMIT 1), (SELECT w FROM chunk_terms p WHERE p.term = s.term "
+    "ORDER BY w DESC OFFSET %s LIMIT 1) FROM term_stats s WHERE s.term = ANY(%s)"
 )
 
 
@@ -80,23 +112,16 @@ _ADD_STATS = (
 
 
 def _cutoffs(lexemes: dict[str, tuple[float, float]], theta: float) -> dict[str, float]:
-    """MaxScore: of ``lexemes`` (idf, best weight), those a chunk scoring ``theta`` or more
-    may owe its score to, each with the least weight it then has for it (where a lexeme's
-    whole list must be read: 0). The others, whose bounds together fall short of ``theta``,
-    get none."""
-    bounds = {t: idf * best for t, (idf, best) in lexemes.items()}
-    left, alone = 0.0, set()
-    for t in sorted(bounds, key=lambda t: (bounds[t], t)):
-        if left + bounds[t] >= theta:
-            break
-        left += bounds[t]
-        alone.add(t)
-    total = sum(bounds.values())
-    return {
-        t: max(0.0, (theta - (total - bounds[t])) / lexemes[t][0] - _SLACK)
-        for t in bounds
-        if t not in alone
-    }
+    """Where to stop reading each of ``lexemes`` (idf, the most a chunk step 1 did not read
+    weighs for it) so that a chunk read in none of them scores below ``theta``: the lexemes
+    whose bounds (idf times that weight), smallest first, stay under an equal share of what
+    is left of ``theta`` are not read (no cutoff); the others share the rest equally, each
+    read down to the weight its share allows."""
+    bounds = {t: idf * most for t, (idf, most) in lexemes.items()}
+    rest, order = _SHARE * theta - _SLACK, sorted(bounds, key=lambda t: (bounds[t], t))
+    while order and bounds[order[0]] < rest / len(order):
+        rest -= bounds[order.pop(0)]
+    return {t: (rest / len(order)) / lexemes[t][0] for t in order}
 
 
 def _idf(total: int, df: int) -> float:
@@ -119,6 +144,7 @@ class PostgresStore(SQLStore):
             raise StoreError("PostgreSQL needs psycopg: pip install 'psycopg[binary]'")
         self.url = _redact(url)  # what reports print: never the password
         self._dsn = url  # (for pg_dump; never printed)
+        self.last_search_exact = True  # (whether the last search's hits are proven the best)
         try:
             self._conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:
@@ -149,17 +175,25 @@ class PostgresStore(SQLStore):
     def _ranked(self, terms: list[str], where: str, params: list[object], limit: int) -> list[Hit]:
         """The best ``limit`` visible occurrences by BM25 over the query's lexemes (English
         stems, ORed), read best first from ``chunk_terms``; exact for the stored weights
-        (``PG_BM25_AVG_LEN``).
+        (``PG_BM25_AVG_LEN``) unless step 2 reaches its bounds on work.
 
         1. Each lexeme's ``_FIRST_DEPTH`` best chunks are scored in full and filtered by
-           ``where``; a chunk in none of those lists scores at most the sum of each lexeme's
-           next weight times its idf, so if the ``limit``-th hit scores more, that is all.
-        2. Else (MaxScore) the ``limit``-th score ``theta`` is a floor for the real one. The
-           lexemes whose bounds (idf times their best weight), smallest first, add up to less
-           than ``theta`` cannot make a hit alone: a hit has one of the others, and of such a
-           lexeme ``t`` it has a weight of at least ``(theta - (sum of every other lexeme's
-           bound)) / idf(t)``. Those parts of the other lexemes' lists are read (from the
-           index, best first), their chunks scored in full and filtered: the hits."""
+           ``where``; a chunk in none of those lists has, for each lexeme, at most the
+           weight after them (``after``): if the ``limit``-th hit scores more than those
+           weights times their idfs together, that is all.
+        2. Else that hit's score ``theta`` is a floor for the real ``limit``-th, and only a
+           chunk step 1 did not read can still beat it; each lexeme's ``after`` bounds
+           such a chunk's weight for it. The lexemes
+           whose bounds, smallest first, fit under an equal share of ``_SHARE * theta`` are
+           not read; the others share the rest, each read down to the weight its share
+           allows (``_cutoffs``). A chunk read in none of them scores below theta. Each
+           chunk read gets a ceiling: its weights read, plus for each lexeme it was not
+           read in the most an entry not read adds. Those whose ceiling reaches theta are
+           scored in full and filtered, with step 1's hits: the hits.
+        ``last_search_exact`` says whether the hits are proven the best (False when a list
+        had more than ``_MOST_READ`` entries to read, or more than ``_MOST_SCORED`` chunks
+        reached theta: the hits are then the best of those read and scored)."""
+        self.last_search_exact = True
         with self._read() as cur:
             cur.execute(
                 "SELECT coalesce(array_agg(DISTINCT x), '{}') "
@@ -169,29 +203,56 @@ class PostgresStore(SQLStore):
             lexemes = [str(x) for x in cur.fetchone()[0]]
             if not lexemes:
                 return []  # only stop words
-            cur.execute(_STATS, ([*lexemes, ""],))
-            stats = {str(t): (int(df), float(best or 0.0)) for t, df, best in cur.fetchall()}
-            total = stats.pop("", (0, 0.0))[0]
-            idf = {t: _idf(total, df) for t, (df, _) in stats.items() if df > 0}
+            cur.execute(_STATS, (_FIRST_DEPTH, [*lexemes, ""]))
+            stats = {
+                str(t): (int(df), float(most or 0.0), float(after or 0.0))
+                for t, df, most, after in cur.fetchall()
+            }
+            total = stats.pop("", (0, 0.0, 0.0))[0]
+            idf = {t: _idf(total, df) for t, (df, _, _) in stats.items() if df > 0}
             if not idf:
                 return []
             names, weights = list(idf), [idf[t] for t in idf]
-            candidates = self._sql(_CANDIDATES.format(hits=HIT_COLUMNS, where=where))
+            candidates = self._sql(_CANDIDATES.format(hits=HIT_COLUMNS, where=where, checks=""))
             cur.execute(candidates, (names, weights, _FIRST_DEPTH, *params, limit))
             rows = cur.fetchall()
             if max(stats[t][0] for t in names) <= _FIRST_DEPTH:
                 return [hit_from_row(r) for r in rows]  # every chunk with a lexeme was scored
-            cur.execute(_BOUND, (names, weights, _FIRST_DEPTH))
-            bound = float(cur.fetchone()[0] or 0.0)
-            if len(rows) >= limit and float(rows[limit - 1][-1]) > bound + _SLACK:
+            bound = sum(idf[t] * stats[t][2] for t in names)
+            if len(rows) >= limit and float(rows[limit - 1][-2]) > bound + _SLACK:
                 return [hit_from_row(r) for r in rows]
-            theta = float(rows[limit - 1][-1]) - _SLACK if len(rows) >= limit else 0.0
-            cutoffs = _cutoffs({t: (idf[t], stats[t][1]) for t in names}, theta)
+            theta = float(rows[limit - 1][-2]) - _SLACK if len(rows) >= limit else 0.0
+            cutoffs = _cutoffs({t: (idf[t], stats[t][2]) for t in names}, theta)
+            # What an entry not read adds at most: below its cutoff, and after step 1's reads.
+            bounds = [idf[t] * max(0.0, min(stats[t][2], cutoffs.get(t, math.inf))) for t in names]
+            rest = _REST.format(hits=HIT_COLUMNS, where=where, checks=_CHECKS)
             cur.execute(
-                self._sql(_REST.format(hits=HIT_COLUMNS, where=where)),
-                (names, weights, [cutoffs.get(t) for t in names], *params, limit),
+                self._sql(rest),
+                (
+                    names,
+                    weights,
+                    [cutoffs.get(t) for t in names],
+                    bounds,
+                    [stats[t][0] for t in names],
+                    _MOST_READ,
+                    _MOST_READ,
+                    _MOST_READ,
+                    theta,
+                    _MOST_SCORED,
+                    *params,
+                    _MOST_SCORED,
+                    [int(r[-1]) for r in rows],
+                    *params,
+                    limit,
+                ),
             )
-            return [hit_from_row(r) for r in cur.fetchall()]
+            rows = cur.fetchall()
+            self.last_search_exact = (
+                not rows[0][-2] and not rows[0][-1]
+                if rows
+                else max(stats[t][0] for t in names) <= min(_MOST_READ, _MOST_SCORED)
+            )
+            return [hit_from_row(r) for r in rows]
 
     def _chunks_added(self, cur: Any, added: list[tuple[int, str]]) -> None:
         """The BM25 weights of the chunk texts this ingest stored first, and their words'
