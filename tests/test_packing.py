@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from quotebound import verify
 from quotebound.packing import chunk_key, pack
+from quotebound.sources import Source, valid_date
 from quotebound.store import Hit, TraceSource
 
 
@@ -94,3 +97,22 @@ def test_trace_sources_keep_offsets_and_version() -> None:
 def test_bad_dates_from_the_store_do_not_break_a_pack() -> None:
     packed = pack([hit(1, LEAVE, updated="last week"), hit(2, GERMANY, updated="2026-02-01")])
     assert [s.updated for s in packed.working_set] == [None, "2026-02-01"]
+
+
+@pytest.mark.parametrize(
+    "value, kept",
+    [
+        ("2026-02-01", True),
+        ("2026-02-01T09:30:00", True),
+        ("2026-02-01 09:30", True),
+        ("2026-02-30", False),
+        ("last week", False),
+        ("", False),
+        (None, False),
+        (20260201, False),
+    ],
+)
+def test_valid_date_keeps_what_a_source_accepts(value: object, kept: bool) -> None:
+    assert valid_date(value) == (value if kept else None)  # type: ignore[arg-type]
+    if kept:
+        assert Source(id="S1", text="x", updated=valid_date(value)).updated == value  # type: ignore[arg-type]

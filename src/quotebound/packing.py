@@ -18,8 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from .corpus import Hit
-from .errors import SourceError
-from .sources import Source, WorkingSet
+from .sources import Source, WorkingSet, valid_date
 from .text.normalize import normalize
 
 DEFAULT_BUDGET_CHARS = 12_000
@@ -110,24 +109,13 @@ def pack(
             key=chunk_key(hit),
             title=hit.title or hit.section,
             url=hit.url,
-            updated=_iso_date(hit.updated),
+            updated=valid_date(hit.updated),
             kind="document",
             page=hit.page,
         )
         for n, hit in enumerate(packed, 1)
     ]
     return Pack(WorkingSet(sources), tuple(packed), tuple(dropped))
-
-
-def _iso_date(value: str | None) -> str | None:
-    """Stored dates are ISO already; anything else is left out rather than failing a pack."""
-    if value is None:
-        return None
-    try:
-        Source(id="x", text="", updated=value)
-    except SourceError:
-        return None
-    return value
 
 
 def pack_sources(

@@ -91,6 +91,18 @@ class Source:
         return out
 
 
+def valid_date(value: str | None) -> str | None:
+    """``value`` if it is a date a Source takes as ``updated`` (ISO 8601), else None: for
+    dates read from elsewhere (stores, loaders, frameworks), left out rather than failing."""
+    if not isinstance(value, str):
+        return None
+    try:
+        _check_iso_date("x", value)
+    except SourceError:
+        return None
+    return value
+
+
 def _check_iso_date(sid: str, value: str) -> None:
     try:
         if "T" in value or " " in value.strip():

@@ -22,7 +22,7 @@ from typing import Any
 from ..errors import SourceError
 from ..pipeline import Answer, AskOptions, ask_sources, check_answer
 from ..providers.base import Completion, Provider, ProviderError, Request
-from ..sources import Source, WorkingSet
+from ..sources import Source, WorkingSet, valid_date
 from ..store import Store
 from ..verify import Verdict
 
@@ -58,11 +58,7 @@ def _updated(meta: Mapping[str, Any]) -> str | None:
     value = _first(meta, _UPDATED)
     if value is None or not _ISO_DATE.match(value):
         return None
-    try:
-        Source(id="x", text="", updated=value[:10])
-    except SourceError:
-        return None
-    return value[:10]
+    return valid_date(value[:10])  # (the date of a timestamp)
 
 
 def source_of(n: int, text: str, meta: Mapping[str, Any] | None, doc_id: str | None) -> Source:
