@@ -35,9 +35,9 @@ SQLite runs on a file in a temporary directory, as ``open_store("sqlite:///...")
 it. PostgreSQL runs on a throwaway cluster (``tests/pgcluster.py``: fsync off, so it is
 not slowed by the disk), in a fresh database; after the bulk load it runs ``VACUUM
 ANALYZE``, as autovacuum would soon after (PostgreSQL 13 and later vacuum insert-only tables
-too: the visibility map lets the ranker's index-only reads skip the table). SQLite gets no ``ANALYZE``: the store never runs one. When no
-PostgreSQL server can start here, its column is left out and the reason is printed; the
-cluster is stopped and removed at the end, also on error.
+too: the visibility map lets the ranker's index-only reads skip the table). SQLite gets no
+``ANALYZE``: the store never runs one. When no PostgreSQL server can start here, its column
+is left out and the reason is printed; the cluster is stopped and removed at the end, also on error.
 
 The targets and PASS/FAIL are printed after the tables; the exit status is 0 either way
 (this is a report, not a test). Progress goes to stderr. Run it from the repository root
@@ -735,7 +735,7 @@ class Result:
     mean_hits: float = 0.0
     top: list[list[str]] = field(default_factory=list)
     scores: list[list[float]] = field(default_factory=list)
-    proven: list[bool] = field(default_factory=list)  # (PostgreSQL: hits proven the best)
+    proven: list[tuple[str, ...]] = field(default_factory=list)  # (PostgreSQL: bounds reached)
     write_ms: list[float] = field(default_factory=list)
     read_ms: list[float] = field(default_factory=list)
     list_ms: list[float] = field(default_factory=list)
@@ -803,7 +803,7 @@ def _search(
         )
         res.search_cpu_ms.append((time.thread_time() - cpu) * 1000)
         res.search_ms.append(took * 1000)
-        res.proven.append(bool(getattr(store, "last_search_exact", True)))
+        res.proven.append(tuple(getattr(store, "last_search_bounds", ())))
         results.append(hits)
     for q, hits in zip(queries, results, strict=True):
         check_hits(q, hits, by_key)
@@ -1046,23 +1046,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{PG_BM25_AVG_LEN:g}: top-{LIMIT} overlap {overlap10:.4f}, same hits in the same "
             f"order {in_order:.0%}, n={len(pairs)})"
         )
+        print(_bounds_line(pgr.proven))
         pairs = list(zip(pgr.top, pg_full or [], strict=True))
         overlap10 = statistics.fmean(len(set(a) & set(b)) / max(1, len(b)) for a, b in pairs)
         in_order = statistics.fmean(a == b for a, b in pairs)
         print(
             f"(PostgreSQL ranking vs its own stored weights ranked in full, every matching chunk "
             f"scored: top-{LIMIT} overlap {overlap10:.4f}, same hits in the same order "
-            f"{in_order:.0%}; hits proven the best by the ranker's bounds "
-            f"{statistics.fmean(pgr.proven):.0%}, n={len(pairs)})"
+            f"{in_order:.0%}, n={len(pairs)})"
         )
         print()
     elif "postgresql" in results:
         pgr = results["postgresql"]
-        print(
-            f"(PostgreSQL hits proven the best by the ranker's bounds "
-            f"{statistics.fmean(pgr.proven):.0%} of {len(pgr.proven)} queries; the rest the best "
-            f"of what its bounded reads found; no exact ranking run: --no-exact)"
-        )
+        print(_bounds_line(pgr.proven) + " (no exact ranking run: --no-exact)")
         print()
     if len(cols) == 2:
         overlap = statistics.fmean(
@@ -1139,28 +1135,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _bounds_line(bounds: Sequence[tuple[str, ...]]) -> str:
+    """How many PostgreSQL searches were proven the best, and what bounded the others."""
+    n = len(bounds)
+    read = sum("read" in b for b in bounds)
+    scored = sum("scored" in b for b in bounds)
+    return (
+        f"(PostgreSQL hits proven the best by the ranker's bounds: "
+        f"{n - sum(bool(b) for b in bounds)} of {n} queries; a list cut at its read bound: "
+        f"{read}; more chunks reaching the tenth score than its scoring bound: {scored})"
+    )
+
+
 def exact_pg_bm25(url: str, queries: Sequence[Query], fixed: bool = False) -> list[list[str]]:
     """What exact BM25 ranks first for each query on PostgreSQL: every chunk matching one of
-    the query's lexemes scored from its ``tsv`` with the corpus's real average length (the
-    store's weights use a fixed one; ``fixed``: that one, i.e. the stored weights ranked in
-    full), filtered by corpus and ACL, sorted, cut at the limit."""
+    the query's lexemes scored from its term frequency and length with the corpus's real
+    average length (the store's weights use a fixed one; ``fixed``: the stored weights
+    themselves, ranked in full), filtered by corpus and ACL, sorted, cut at the limit."""
     import math
 
     import psycopg
 
     sql = (
         "WITH q(term, idf) AS (SELECT * FROM unnest(%s::text[], %s::float8[])), "
-        "s AS (SELECT p.chunk_id AS id, sum(q.idf * (p.tf * {k1p}) / (p.tf + {k1} * ({one_b} + "
-        "{b} * p.len / %s))) AS score FROM q JOIN chunk_terms p ON p.term = q.term "
-        "GROUP BY p.chunk_id) "
+        "s AS (SELECT p.chunk_id AS id, sum(q.idf * {weight}) AS score "
+        "FROM q JOIN chunk_terms p ON p.term = q.term GROUP BY p.chunk_id) "
         "SELECT d.key || '#' || o.ordinal FROM s JOIN occurrences o ON o.chunk_id = s.id "
         "JOIN documents d ON d.id = o.document_id WHERE {where} "
         "ORDER BY s.score DESC, d.key, o.ordinal LIMIT %s"
-    ).format(k1p=PG_BM25_K1 + 1, k1=PG_BM25_K1, one_b=1 - PG_BM25_B, b=PG_BM25_B, where="{where}")
+    ).format(
+        weight="p.w"  # (the stored weights)
+        if fixed
+        else f"(p.tf * {PG_BM25_K1 + 1}) / (p.tf + {PG_BM25_K1} * ({1 - PG_BM25_B} + "
+        f"{PG_BM25_B} * p.len / %s))",
+        where="{where}",
+    )
     out: list[list[str]] = []
     with psycopg.connect(url, autocommit=True) as conn:
         avg = (
-            PG_BM25_AVG_LEN
+            0.0  # (unused: the stored weights)
             if fixed
             else float(  # each chunk's length, from one of its rows
                 conn.execute(
@@ -1188,7 +1201,7 @@ def exact_pg_bm25(url: str, queries: Sequence[Query], fixed: bool = False) -> li
             where, params = visible(q.corpora, q.groups)
             rows = conn.execute(
                 sql.replace("{where}", where.replace("?", "%s")),
-                (list(idf), list(idf.values()), avg, *params, LIMIT),
+                (list(idf), list(idf.values()), *(() if fixed else (avg,)), *params, LIMIT),
             ).fetchall()
             out.append([r[0] for r in rows])
     return out

@@ -257,3 +257,74 @@ def test_a_store_from_before_the_weights_gets_them_at_open(pg_url: str) -> None:
     with open_store(pg_url) as store:  # migrated again: the weights filled in from the texts
         _in_step(store._conn)
         assert store.search("hotel approval") == hits
+
+
+def _filler(n: int, words: int) -> str:
+    return " ".join(f"f{n}x{i}" for i in range(words))
+
+
+def test_a_lexeme_not_read_still_bounds_what_a_chunk_can_score(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'beta' is too weak to be read in step 2, but a chunk with both words owes part of its
+    score to it: the bound of an unread lexeme must count in every ceiling."""
+    monkeypatch.setattr(pg, "_FIRST_DEPTH", 1)
+    paragraphs = ["alpha alpha", "alpha alpha beta", "alpha " + _filler(0, 100), "beta beta beta"]
+    paragraphs += [f"beta {_filler(n + 1, 100)}" for n in range(43)]
+    paragraphs += [_filler(100 + n, 5) for n in range(53)]
+    with open_store(pg_url) as store:
+        store.ingest("c", *make_doc("a.txt", *paragraphs))
+        for limit in (1, 2, 3):
+            got = store.search("alpha beta", limit=limit)
+            assert store.last_search_exact
+            assert _close(got, reference(store, "alpha beta", None, (), limit)), limit
+        assert store.search("alpha beta", limit=1)[0].text == "alpha alpha beta"
+
+
+def _hidden_best(store: Any) -> None:
+    """The strongest chunks for 'alpha beta' readable only by the board; public ones below
+    them, of distinct lengths; and chunks without either word."""
+    for n in range(6):
+        store.ingest("c", *make_doc(f"board{n}.txt", "alpha beta alpha beta alpha"), acl=("board",))
+    for n in range(30):
+        store.ingest("c", *make_doc(f"pub{n:02d}.txt", f"alpha beta {_filler(n, n % 9 + 1)}"))
+    for n in range(20):
+        store.ingest("c", *make_doc(f"alpha{n:02d}.txt", f"alpha {_filler(50 + n, 12)}"))
+    for n in range(120):
+        store.ingest("c", *make_doc(f"other{n:03d}.txt", _filler(200 + n, 8)))
+
+
+def test_past_the_scoring_bound_the_best_visible_ceilings_are_scored(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Step 1 finds nothing the public may see, so step 2 reads every list whole (ceilings
+    are then scores) and more chunks reach theta than may be scored: the ones scored must be
+    the best the caller may see, chosen by ceiling, so the hits are still the real best."""
+    monkeypatch.setattr(pg, "_FIRST_DEPTH", 1)
+    monkeypatch.setattr(pg, "_MOST_SCORED", 3)
+    with open_store(pg_url) as store:
+        _hidden_best(store)
+        got = store.search("alpha beta", groups=(), limit=3)
+        assert store.last_search_bounds == ("scored",)
+        assert len(got) == 3 and all(h.key.startswith("c:pub") for h in got)
+        assert _close(got, reference(store, "alpha beta", None, (), 3))
+        board = store.search("alpha beta", groups=("board",), limit=3)
+        assert [h.key[:7] for h in board] == ["c:board"] * 3
+
+
+def test_a_list_longer_than_the_read_bound_is_reported(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read whole (theta 0), 'alpha''s list of ``df`` entries is cut at ``df - 1`` and not at
+    ``df``."""
+    monkeypatch.setattr(pg, "_FIRST_DEPTH", 1)
+    with open_store(pg_url) as store:
+        _hidden_best(store)
+        df = dict(store._conn.execute("SELECT term, df FROM term_stats").fetchall())
+        assert df["alpha"] == 51 and df["beta"] == 31  # (the board's six share one text)
+        for most_read, bounds in ((51, ()), (50, ("read",)), (31, ("read",))):
+            monkeypatch.setattr(pg, "_MOST_READ", most_read)
+            got = store.search("alpha beta", groups=(), limit=3)
+            assert store.last_search_bounds == bounds, most_read
+            if not bounds:
+                assert _close(got, reference(store, "alpha beta", None, (), 3))

@@ -39,7 +39,7 @@ _SHARE = 0.25
 # best (``last_search_exact``); at 50,000 chunks neither is reached by 96% of the queries.
 _MOST_READ = 32768
 _MOST_SCORED = 1000
-_SLACK = 1e-6  # (weights are stored as REAL: a bound must never fall below a real score)
+_SLACK = 1e-6  # (sums in another order differ in the last bits: a bound must cover them)
 # Both steps: the chunks of ``top`` scored in full over ``q`` (each weight one probe of the
 # primary key); of their visible occurrences the best ``limit``, found on narrow rows (ids,
 # scores, keys), and only theirs read whole.
@@ -79,10 +79,9 @@ _REST = (
     "reach AS (SELECT chunk_id, ceiling FROM r WHERE ceiling >= ?::float8), "
     "many AS (SELECT count(*) > ?::bigint AS over FROM reach), "
     "top AS (SELECT chunk_id FROM reach WHERE NOT (SELECT over FROM many) UNION ALL "
-    "  (SELECT x.chunk_id FROM (SELECT * FROM reach ORDER BY ceiling DESC) x "
-    "  WHERE (SELECT over FROM many) AND EXISTS (SELECT 1 FROM occurrences o "
-    "  JOIN documents d ON d.id = o.document_id WHERE o.chunk_id = x.chunk_id AND {where}) "
-    "  LIMIT ?) "
+    "  (SELECT x.chunk_id FROM reach x WHERE (SELECT over FROM many) AND EXISTS (SELECT 1 "
+    "  FROM occurrences o JOIN documents d ON d.id = o.document_id "
+    "  WHERE o.chunk_id = x.chunk_id AND {where}) ORDER BY x.ceiling DESC LIMIT ?) "
     "  UNION SELECT unnest(?::bigint[])), " + _SCORED
 )
 _CHECKS = ", (SELECT bool_or(cut) FROM b), (SELECT over FROM many)"
@@ -144,7 +143,9 @@ class PostgresStore(SQLStore):
             raise StoreError("PostgreSQL needs psycopg: pip install 'psycopg[binary]'")
         self.url = _redact(url)  # what reports print: never the password
         self._dsn = url  # (for pg_dump; never printed)
-        self.last_search_exact = True  # (whether the last search's hits are proven the best)
+        # what bounded the last search's work, if anything ("read": a list was cut at
+        # _MOST_READ; "scored": more than _MOST_SCORED chunks could reach the hits)
+        self.last_search_bounds: tuple[str, ...] = ()
         try:
             self._conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:
@@ -168,6 +169,9 @@ class PostgresStore(SQLStore):
     def _read(self) -> Iterator[Any]:
         try:
             with self._conn.transaction(), self._conn.cursor() as cur:
+                # one snapshot for every statement of the read (a search's bounds hold only
+                # over the data they were read from)
+                cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 yield cur
         except psycopg.Error as exc:
             raise StoreError(f"store read failed: {exc}") from exc
@@ -192,8 +196,9 @@ class PostgresStore(SQLStore):
            scored in full and filtered, with step 1's hits: the hits.
         ``last_search_exact`` says whether the hits are proven the best (False when a list
         had more than ``_MOST_READ`` entries to read, or more than ``_MOST_SCORED`` chunks
-        reached theta: the hits are then the best of those read and scored)."""
-        self.last_search_exact = True
+        reached theta, visible or not: the hits are then the best of those read and
+        scored, ``last_search_bounds`` says which)."""
+        self.last_search_bounds = ()
         with self._read() as cur:
             cur.execute(
                 "SELECT coalesce(array_agg(DISTINCT x), '{}') "
@@ -247,12 +252,18 @@ class PostgresStore(SQLStore):
                 ),
             )
             rows = cur.fetchall()
-            self.last_search_exact = (
-                not rows[0][-2] and not rows[0][-1]
-                if rows
-                else max(stats[t][0] for t in names) <= min(_MOST_READ, _MOST_SCORED)
-            )
+            if rows:
+                cut, over = bool(rows[0][-2]), bool(rows[0][-1])
+            else:  # (nothing visible: whether a list was long enough to be cut, or to reach)
+                dfs = [stats[t][0] for t in names]
+                cut, over = max(dfs) > _MOST_READ, sum(dfs) > _MOST_SCORED
+            self.last_search_bounds = ("read",) * cut + ("scored",) * over
             return [hit_from_row(r) for r in rows]
+
+    @property
+    def last_search_exact(self) -> bool:
+        """Whether the last search's hits are proven the best (no bound on work reached)."""
+        return not self.last_search_bounds
 
     def _chunks_added(self, cur: Any, added: list[tuple[int, str]]) -> None:
         """The BM25 weights of the chunk texts this ingest stored first, and their words'
