@@ -1037,23 +1037,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print()
     if pg_exact is not None:
         pgr = results["postgresql"]
-        pairs = list(zip(pgr.top, pg_exact, strict=True))
-        overlap10 = statistics.fmean(len(set(a) & set(b)) / max(1, len(b)) for a, b in pairs)
-        in_order = statistics.fmean(a == b for a, b in pairs)
         print(
             f"(PostgreSQL ranking vs exact BM25 over the same English stems, every matching chunk "
             f"scored with the corpus's real average length, not the stored weights' fixed "
-            f"{PG_BM25_AVG_LEN:g}: top-{LIMIT} overlap {overlap10:.4f}, same hits in the same "
-            f"order {in_order:.0%}, n={len(pairs)})"
+            f"{PG_BM25_AVG_LEN:g}: {_agreement(pgr.top, pg_exact)})"
         )
         print(_bounds_line(pgr.proven))
-        pairs = list(zip(pgr.top, pg_full or [], strict=True))
-        overlap10 = statistics.fmean(len(set(a) & set(b)) / max(1, len(b)) for a, b in pairs)
-        in_order = statistics.fmean(a == b for a, b in pairs)
         print(
             f"(PostgreSQL ranking vs its own stored weights ranked in full, every matching chunk "
-            f"scored: top-{LIMIT} overlap {overlap10:.4f}, same hits in the same order "
-            f"{in_order:.0%}, n={len(pairs)})"
+            f"scored: {_agreement(pgr.top, pg_full or [])})"
         )
         print()
     elif "postgresql" in results:
@@ -1133,6 +1125,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     elapsed = time.perf_counter() - started
     print(f"{passed}/{len(targets)} targets passed; total run time {elapsed:.1f} s")
     return 0
+
+
+def _agreement(got: Sequence[list[str]], want: Sequence[list[str]]) -> str:
+    """Top-k overlap and the share of identical lists, of two rankings of the same queries."""
+    pairs = list(zip(got, want, strict=True))
+    overlap = statistics.fmean(len(set(a) & set(b)) / max(1, len(b)) for a, b in pairs)
+    in_order = statistics.fmean(a == b for a, b in pairs)
+    return (
+        f"top-{LIMIT} overlap {overlap:.4f}, same hits in the same order {in_order:.0%}, "
+        f"n={len(pairs)}"
+    )
 
 
 def _bounds_line(bounds: Sequence[tuple[str, ...]]) -> str:
