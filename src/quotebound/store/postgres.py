@@ -218,10 +218,11 @@ class PostgresStore(SQLStore):
             if not idf:
                 return []
             names, weights = list(idf), [idf[t] for t in idf]
+            dfs = [stats[t][0] for t in names]
             candidates = self._sql(_CANDIDATES.format(hits=HIT_COLUMNS, where=where, checks=""))
             cur.execute(candidates, (names, weights, _FIRST_DEPTH, *params, limit))
             rows = cur.fetchall()
-            if max(stats[t][0] for t in names) <= _FIRST_DEPTH:
+            if max(dfs) <= _FIRST_DEPTH:
                 return [hit_from_row(r) for r in rows]  # every chunk with a lexeme was scored
             bound = sum(idf[t] * stats[t][2] for t in names)
             if len(rows) >= limit and float(rows[limit - 1][-2]) > bound + _SLACK:
@@ -238,7 +239,7 @@ class PostgresStore(SQLStore):
                     weights,
                     [cutoffs.get(t) for t in names],
                     bounds,
-                    [stats[t][0] for t in names],
+                    dfs,
                     _MOST_READ,
                     _MOST_READ,
                     _MOST_READ,
@@ -255,7 +256,6 @@ class PostgresStore(SQLStore):
             if rows:
                 cut, over = bool(rows[0][-2]), bool(rows[0][-1])
             else:  # (nothing visible: whether a list was long enough to be cut, or to reach)
-                dfs = [stats[t][0] for t in names]
                 cut, over = max(dfs) > _MOST_READ, sum(dfs) > _MOST_SCORED
             self.last_search_bounds = ("read",) * cut + ("scored",) * over
             return [hit_from_row(r) for r in rows]
