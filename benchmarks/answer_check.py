@@ -45,8 +45,12 @@ from typing import Any
 from answer_quality import DATA, SEED, load
 from judge_quality import CALIBRATION, bootstrap, read_cache
 from quotebound.entailment.judge import JUDGE_MODEL, JudgeBackend
+from quotebound.entailment.learned import Weights
 from quotebound.evaluation.metrics import balanced_accuracy_of, confusion
-from train_fast_checker import best_threshold
+from quotebound.text import normalize
+from quotebound.text.sentences import sentence_spans
+from quotebound.text.words import content_words
+from train_fast_checker import best_threshold, logistic
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = ("supported", "not_supported")
@@ -56,7 +60,10 @@ REPORTED = (
 
 
 def rows_of(name: str) -> list[dict[str, Any]]:
-    rows = [json.loads(line) for line in (DATA / f"clapnq_dev_{name}.jsonl").open()]
+    rows = [
+        json.loads(line)
+        for line in (DATA / f"clapnq_dev_{name}.jsonl").read_text("utf-8").splitlines()
+    ]
     asked = {item.id for item in load(REPORTED, SEED)}
     rest = [r for r in rows if r["id"] not in asked]
     random.Random(SEED + 1).shuffle(rest)
@@ -168,19 +175,25 @@ def fit(args: argparse.Namespace) -> None:
 
 
 def fit_served(args: argparse.Namespace) -> None:
-    """The threshold fitted on served answers' verified quotes (see the module's notes)."""
+    """The threshold fitted on served answers' verified quotes (see the module's notes): the
+    judge's (``--check judge``, from each row's shadow P(yes)) or the fast check's (``--check
+    fast``, computed here from each row's quotes)."""
     if args.file is None:
         sys.exit("fit-served needs the JSON file of an answer_quality.py --skip run")
     data = json.loads(Path(args.file).read_text("utf-8"))
-    rows = [
-        {"answerable": r["answerable"], "p": r["shadow"]["quotes"]}
-        for tally in data.values()
-        for r in tally["rows"]
-        if r.get("shadow")
-    ]
     reported = {item.id for item in load(REPORTED, SEED)}
     if any(r["id"] in reported for tally in data.values() for r in tally["rows"]):
         sys.exit("this file holds questions of a reported sample: run answer_quality.py --skip 100")
+    served = [r for tally in data.values() for r in tally["rows"] if r.get("shadow")]
+    if args.check == "fast":
+        from quotebound.entailment.answers import AnswerChecker
+
+        checker = AnswerChecker()
+        pairs = [(r["question"], " ".join(dict.fromkeys(r["quotes"]))) for r in served]
+        ps = checker.probabilities(pairs)
+    else:
+        ps = [r["shadow"]["quotes"] for r in served]
+    rows = [{"answerable": r["answerable"], "p": p} for r, p in zip(served, ps, strict=True)]
     if not rows:
         sys.exit("no served answer with a shadow check in this file")
     t, bacc = best_threshold(
@@ -190,30 +203,168 @@ def fit_served(args: argparse.Namespace) -> None:
     kept = sum(r["answerable"] and r["p"] is not None and r["p"] >= t for r in rows)
     refused = sum(not r["answerable"] and (r["p"] is None or r["p"] < t) for r in rows)
     yes = sum(r["answerable"] for r in rows)
-    data = json.loads(CALIBRATION.read_text("utf-8"))
-    data.setdefault("answers", {})[args.model] = {
-        "threshold": t,
-        "fitted_on": f"CLAPNQ dev, {len(rows)} served answers to questions outside "
-        "answer_quality.py's samples (--skip 100), their verified quotes as evidence, by "
-        "benchmarks/answer_check.py fit-served",
-        "fit_balanced_accuracy": round(bacc, 4),
-    }
-    CALIBRATION.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
+    fitted_on = (
+        f"CLAPNQ dev, {len(rows)} served answers to questions outside answer_quality.py's "
+        "samples (--skip 100), their verified quotes as evidence, by benchmarks/answer_check.py "
+        "fit-served"
+    )
+    if args.check == "fast":
+        weights = json.loads(ANSWER_WEIGHTS.read_text("utf-8"))
+        weights["threshold"] = t
+        weights["meta"]["threshold_fitted_on"] = fitted_on
+        weights["meta"]["threshold_fit_balanced_accuracy"] = round(bacc, 4)
+        ANSWER_WEIGHTS.write_text(json.dumps(weights, indent=2) + "\n", "utf-8")
+    else:
+        data = json.loads(CALIBRATION.read_text("utf-8"))
+        data.setdefault("answers", {})[args.model] = {
+            "threshold": t,
+            "fitted_on": fitted_on,
+            "fit_balanced_accuracy": round(bacc, 4),
+        }
+        CALIBRATION.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
     print(
-        f"threshold {t}: balanced accuracy {bacc:.3f} on {len(rows)} served answers; kept "
-        f"{kept}/{yes} answers to answerable questions, refused {refused}/{len(rows) - yes} "
+        f"{args.check} threshold {t}: balanced accuracy {bacc:.3f} on {len(rows)} served answers; "
+        f"kept {kept}/{yes} answers to answerable questions, refused {refused}/{len(rows) - yes} "
         "to unanswerable ones"
+    )
+
+
+HARD = False  # fit with the hard examples too (fast_examples)
+
+
+def _nearest(question: str, text: str, k: int) -> list[str]:
+    """The ``k`` sentences of ``text`` sharing most content words with ``question`` (ties to
+    the earlier), in that rank order: what a model quoting ``text`` for ``question`` quotes."""
+    asked = content_words(normalize(question))
+    sentences = [text[a:b] for a, b in (sentence_spans(text) or [(0, len(text))])]
+    order = sorted(
+        range(len(sentences)),
+        key=lambda i: (-len(asked & content_words(normalize(sentences[i]))), i),
+    )
+    return [sentences[i] for i in order[:k]]
+
+
+def fast_examples(part: str, hard: bool = HARD) -> list[tuple[str, str, int]]:
+    """(question, evidence, answers) for the ``fit`` or ``held_out`` half, one sentence of
+    evidence each (what a model quotes): an answerable question with the annotators' answer
+    sentence nearest it; an unanswerable one with its passage's sentence nearest it (the
+    on-topic sentence a model quotes faithfully and that does not answer); with ``hard``, also
+    an answerable question with its passage's nearest sentence the annotators left out."""
+    out: list[tuple[str, str, int]] = []
+    for name in ("answerable", "unanswerable"):
+        rows = rows_of(name)
+        half = len(rows) // 2
+        for row in rows[:half] if part == "fit" else rows[half:]:
+            question = row["input"]
+            if name == "unanswerable":
+                out.append((question, _nearest(question, row["passages"][0]["text"], 1)[0], 0))
+                continue
+            gold = list(
+                dict.fromkeys(s for o in row["output"] for s in o.get("selected_sentences", []))
+            )
+            if not gold:
+                continue
+            out.append((question, _nearest(question, " ".join(gold), 1)[0], 1))
+            others = [
+                s
+                for s in _nearest(question, row["passages"][0]["text"], 4)
+                if not any(s.strip() in g or g in s for g in gold)
+            ]
+            if hard and others:  # the same passage's nearest sentence the annotators left out
+                out.append((question, others[0], 0))
+    return out
+
+
+def train_fast(args: argparse.Namespace) -> None:
+    """Fit the fast answer check on the fit half, report the held-out half, write the weights
+    into the package (``answer_checker.json``)."""
+    from quotebound.entailment.answers import ANSWER_FEATURES, AnswerChecker
+
+    weights = fit_fast(AnswerChecker(Weights(ANSWER_FEATURES, *_BLANK)))
+    ANSWER_WEIGHTS.write_text(json.dumps(weights.to_dict(), indent=2) + "\n", "utf-8")
+    print(
+        f"threshold {weights.threshold} (fit half: balanced accuracy "
+        f"{weights.meta['fit_balanced_accuracy']}, n={weights.meta['fit_rows']}); held-out half: "
+        f"{weights.meta['held_out_balanced_accuracy']} "
+        f"{weights.meta['held_out_interval']}, n={weights.meta['held_out_rows']}"
+    )
+    for name, coef in zip(ANSWER_FEATURES, weights.coef, strict=True):
+        print(f"  {name:>16} {coef:+.3f}")
+
+
+# A checker's placeholder weights while it computes the features it is fitted on.
+_BLANK = ((0.0,) * 7, (1.0,) * 7, (0.0,) * 7, 0.0, 0.5, {})
+ANSWER_WEIGHTS = ROOT / "src" / "quotebound" / "entailment" / "answer_checker.json"
+
+
+def fit_fast(checker: Any) -> Weights:
+    """The fast answer check's weights, fitted on the fit half (L2 as the fast checker's), the
+    threshold with the best balanced accuracy there; the held-out half's accuracy in ``meta``."""
+    data = {part: fast_examples(part) for part in ("fit", "held_out")}
+    xs = {part: [checker.features(q, e) for q, e, _ in rows] for part, rows in data.items()}
+    if any(x is None for rows in xs.values() for x in rows):
+        sys.exit("a CLAPNQ example the checker cannot read whole")
+    ys = {part: [y for _, _, y in rows] for part, rows in data.items()}
+    model = logistic(xs["fit"], ys["fit"])
+    weights = Weights(
+        checker.weights.features,
+        tuple(float(v) for v in model["mean"]),
+        tuple(float(v) for v in model["scale"]),
+        tuple(float(v) for v in model["coef"]),
+        float(model["intercept"]),
+        0.5,
+        {},
+    )
+    t, bacc = best_threshold([weights.probability(x) for x in xs["fit"]], ys["fit"])
+    gold = _gold([{"answerable": bool(y)} for y in ys["held_out"]])
+    pred = ["supported" if weights.probability(x) >= t else "not_supported" for x in xs["held_out"]]
+    held = balanced_accuracy_of(confusion(gold, pred, LABELS))
+    lo, hi = bootstrap(gold, pred)
+    meta = {
+        "version": "1",
+        "sentence_threshold": round(t, 4),
+        "fitted_on": "CLAPNQ dev rows outside answer_quality.py's samples (the fit half): "
+        "answerable questions with the annotators' answer sentences nearest them, unanswerable "
+        "ones with their passage's sentence nearest them; by benchmarks/answer_check.py "
+        "train-fast",
+        "fit_rows": len(ys["fit"]),
+        "fit_balanced_accuracy": round(bacc, 4),
+        "held_out_rows": len(ys["held_out"]),
+        "held_out_balanced_accuracy": round(held, 4),
+        "held_out_interval": [round(lo, 4), round(hi, 4)],
+    }
+    return Weights(
+        weights.features,
+        weights.mean,
+        weights.scale,
+        weights.coef,
+        weights.intercept,
+        round(t, 4),
+        meta,
     )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("command", choices=("score", "fit", "fit-served"))
+    parser.add_argument("command", choices=("score", "fit", "fit-served", "train-fast"))
     parser.add_argument("file", nargs="?", help="fit-served: an answer_quality.py --json file")
     parser.add_argument("--per-split", type=int, default=60)
     parser.add_argument("--model", default=JUDGE_MODEL)
+    parser.add_argument(
+        "--check",
+        choices=("judge", "fast"),
+        default="judge",
+        help="fit-served: whose threshold to fit (the judge's in calibration.json, or the fast "
+        "check's in answer_checker.json)",
+    )
     args = parser.parse_args(argv)
-    {"score": score, "fit": fit, "fit-served": fit_served}[args.command](args)
+    commands = {
+        "score": score,
+        "fit": fit,
+        "fit-served": fit_served,
+        "train-fast": train_fast,
+    }
+    commands[args.command](args)
 
 
 if __name__ == "__main__":

@@ -111,7 +111,10 @@ def load(per_split: int, seed: int, skip: int = 0) -> list[Item]:
     """``per_split`` questions of each label, after the first ``skip`` of the seeded order."""
     items: list[Item] = []
     for name, answerable in (("answerable", True), ("unanswerable", False)):
-        rows = [json.loads(line) for line in (DATA / f"clapnq_dev_{name}.jsonl").open()]
+        rows = [
+            json.loads(line)
+            for line in (DATA / f"clapnq_dev_{name}.jsonl").read_text("utf-8").splitlines()
+        ]
         random.Random(seed).shuffle(rows)  # a smaller sample is the start of a larger one
         for row in rows[skip : skip + per_split]:
             passage = row["passages"][0]
@@ -167,6 +170,10 @@ def score(tally: Tally, item: Item, answer: Answer, seconds: float) -> None:
             "question": item.question,
             "status": answer.status,
             "claims": [c.text for c in answer.claims],
+            "quotes": [  # the served claims' verified quotes: what an answer check is sent
+                c.quote for k in served_claims(answer) for c in k.citations if c.valid and c.quote
+            ],
+            "trace_id": answer.trace_id,
             "unaddressed": list(answer.unaddressed),
             "missing": answer.abstention.missing if answer.abstention else None,
             "answer_check": answer.answer_check.to_dict() if answer.answer_check else None,
@@ -389,6 +396,12 @@ def main(argv: list[str] | None = None) -> int:
         help="on (as ask does): a claim cited to the wrong sentence is re-cited in code",
     )
     parser.add_argument("--json", type=Path, help="also write the tallies as JSON here")
+    parser.add_argument(
+        "--store",
+        type=Path,
+        help="keep the SQLite store here (the passages and every answer's trace, with what the "
+        "model wrote: benchmarks/answer_replay.py verifies it again under other settings)",
+    )
     args = parser.parse_args(argv)
     if not DATA.exists():
         print(f"CLAPNQ not found at {DATA}", file=sys.stderr)
@@ -396,7 +409,9 @@ def main(argv: list[str] | None = None) -> int:
     items = load(args.per_split, SEED, args.skip)
     results: dict[str, Tally] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite:///{tmp}/clapnq.db"
+        url = f"sqlite:///{args.store or Path(tmp) / 'clapnq.db'}"
+        if args.store is not None and args.store.exists():
+            sys.exit(f"{args.store} exists: give a new file")
         ingest(items, url)
         for name in args.providers:
             results[name] = run(

@@ -34,6 +34,7 @@ from typing import Any
 
 from answer_quality import served_claims
 from quotebound.entailment import make_backend
+from quotebound.entailment.answers import AnswerChecker
 from quotebound.ingest import chunk_document, load_file
 from quotebound.packing import DEFAULT_BUDGET_CHARS, pack
 from quotebound.pipeline import Answer, AskOptions, ask
@@ -51,7 +52,7 @@ _GOLD = re.compile(r"\[([^\[\]#]+\.pdf)#page=(\d+)\]")
 def questions(limit: int) -> list[tuple[str, set[tuple[str, int]]]]:
     """(question, gold pages as (document key, page)) for the first ``limit`` questions."""
     out = []
-    for line in (DATA / "ground_truth.jsonl").open(encoding="utf-8"):
+    for line in (DATA / "ground_truth.jsonl").read_text("utf-8").splitlines():
         row = json.loads(line)
         gold = {(f"{CORPUS}:{name}", int(page)) for name, page in _GOLD.findall(row["truth"])}
         out.append((row["question"], gold))
@@ -100,6 +101,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--providers", nargs="+", default=["extractive", "local"])
     parser.add_argument("--limit", type=int, default=50)
     parser.add_argument("--entailment", default="fast", help="the support tier (off: none)")
+    parser.add_argument(
+        "--answer-check",
+        choices=("off", "fast"),
+        default="off",
+        help="fast: ask --answer-check fast (every question here has an answer in the PDFs: "
+        "what it refuses is what it costs)",
+    )
     args = parser.parse_args(argv)
     if not DATA.exists():
         print(f"the contoso data is not at {DATA}", file=sys.stderr)
@@ -115,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.providers:
             provider = make_provider(name, None)
             tier = None if args.entailment == "off" else make_backend(args.entailment)
+            check = AnswerChecker.beside(tier).answers if args.answer_check == "fast" else None
             budget = min(DEFAULT_BUDGET_CHARS, provider.context_chars or DEFAULT_BUDGET_CHARS)
             found = retrieval(store, items, budget)
             tally: dict[str, Any] = {"gold": 0, "answered": 0, "abstained": 0, "decorative": 0}
@@ -123,7 +132,9 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 for question, gold in items:
                     t0 = time.perf_counter()
-                    options = AskOptions(corpora=[CORPUS], max_tokens=700, entailment=tier)
+                    options = AskOptions(
+                        corpora=[CORPUS], max_tokens=700, entailment=tier, answer_check=check
+                    )
                     answer = ask(question, store, provider, options)
                     seconds.append(time.perf_counter() - t0)
                     got = served(answer, gold)
@@ -140,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
                                 "status": answer.status,
                                 "claims": [c.text for c in answer.claims],
                                 "gold_hit": got["gold"],
+                                "answer_check": answer.answer_check.to_dict()
+                                if answer.answer_check
+                                else None,
                             }
                         ),
                         file=sys.stderr,
@@ -153,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
             seconds.sort()
             rows.append(
                 (
-                    f"{name} ({provider.model})",
+                    f"{name} ({provider.model})"
+                    + (f", answer check {args.answer_check}" if check else ""),
                     f"{found['top5']}/{n}",
                     f"{found['top10']}/{n}",
                     f"{found['packed']}/{n}",

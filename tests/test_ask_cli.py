@@ -142,6 +142,37 @@ def test_the_answer_check_runs_on_the_packaged_judge_model_when_asked(
     assert answer["counts"]["answer_check_refused"] == int(check["label"] != "supported")
 
 
+@pytest.mark.usefixtures("corpus")
+def test_the_fast_answer_check_serves_an_answer_it_accepts_and_abstains_on_one_it_refuses(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--answer-check fast``: MiniLM and the fitted features judge the verified quotes (the
+    support tier's MiniLM shared); an answer it accepts is served, one it refuses becomes an
+    abstention, the verified claims kept in the trace's verdicts."""
+    from dataclasses import replace
+
+    import quotebound.entailment.answers as answers
+
+    question = "How many weeks of parental leave do employees get in Germany?"
+    args = ["ask", question, "--json", *EXTRACTIVE, "--answer-check", "fast"]
+    rc, out, _ = run(args, capsys)
+    assert rc == 0
+    answer = json.loads(out)
+    check = answer["answer_check"]
+    assert check["backend"] == "fast-answers" and check["label"] == "supported"
+    assert answer["status"] == "grounded" and answer["counts"]["answer_check_refused"] == 0
+    strict = replace(answers.shipped_answer_weights(), threshold=1.01)  # refuses everything
+    monkeypatch.setattr(answers, "shipped_answer_weights", lambda: strict)
+    rc, out, _ = run(args, capsys)
+    assert rc == 0
+    answer = json.loads(out)
+    assert answer["status"] == "abstained" and answer["claims"] == []
+    assert answer["answer_check"]["label"] == "unrelated"
+    assert "do not answer what was asked" in answer["abstention"]["missing"]
+    assert answer["verdicts"][-1]["counts"]["kept"] >= 1  # verified, yet no answer
+    assert answer["counts"]["answer_check_refused"] == 1
+
+
 def test_local_provider_errors_are_clear(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

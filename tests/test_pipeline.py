@@ -11,7 +11,7 @@ import pytest
 from quotebound.cards import text_fragment
 from quotebound.corpus import Chunk, LoadedDocument, Page
 from quotebound.entailment.base import Judgement
-from quotebound.pipeline import AnswerCheck, AskOptions, ask
+from quotebound.pipeline import AnswerCheck, AskOptions, ask, reverify
 from quotebound.providers.base import ProviderError
 from quotebound.providers.extractive import ExtractiveProvider
 from quotebound.providers.scripted import ScriptedProvider
@@ -721,3 +721,46 @@ def test_ask_sources_cuts_a_source_longer_than_a_chunk_so_that_it_fits() -> None
     model = ScriptedProvider([_json.dumps({"answerable": True, "claims": [claim]})])
     answer = ask_sources("How long is parental leave?", [Source("a", long, key="handbook")], model)
     assert answer.status == "grounded" and answer.counts["retrieved"] == 1
+
+
+# -- reverify: a traced answer verified again under other settings, no model call ---------------
+
+
+def test_reverify_gives_the_traced_answer_under_the_same_settings_and_writes_nothing(
+    store: Store,
+) -> None:
+    ids = _ids(store, QUESTION)
+    germany = ("In Germany, pay is topped up to full salary for 14 weeks.", ids[GERMANY], GERMANY)
+    wrong = ("In Germany, employees get 16 weeks of leave.", ids[GERMANY], GERMANY)
+    provider = ScriptedProvider([answer_json(germany, wrong), answer_json(wrong)])
+    answer = ask(QUESTION, store, provider, AskOptions())
+    assert len(answer.verdicts) == 2  # the repair turn was taken, and is replayed
+    traces = len(store.list_traces(None))
+    trace = store.get_trace(answer.trace_id or "")
+    again = reverify(trace, AskOptions())
+    assert again.status == answer.status
+    assert [c.text for c in again.claims] == [c.text for c in answer.claims] == [germany[0]]
+    assert [v.to_dict() for v in again.verdicts] == [v.to_dict() for v in answer.verdicts]
+    assert again.trace_id is None and len(store.list_traces(None)) == traces
+
+
+def test_reverify_under_an_answer_check_turns_the_traced_answer_into_an_abstention(
+    store: Store,
+) -> None:
+    ids = _ids(store, QUESTION)
+    germany = ("In Germany, pay is topped up to full salary for 14 weeks.", ids[GERMANY], GERMANY)
+    answer = ask(QUESTION, store, ScriptedProvider([answer_json(germany)]), AskOptions())
+    assert answer.status == "grounded"
+    seen: list[tuple[str, str]] = []
+    trace = store.get_trace(answer.trace_id or "")
+    again = reverify(trace, AskOptions(answer_check=_check({}, seen)))
+    assert again.status == "abstained" and again.claims == () and seen
+    assert again.verdicts[0].status == "grounded"  # what the model wrote still verifies
+
+
+def test_reverify_keeps_a_traced_provider_error(store: Store) -> None:
+    failing = ScriptedProvider([ProviderError("timeout", "the model took too long")])
+    answer = ask(QUESTION, store, failing, AskOptions())
+    trace = store.get_trace(answer.trace_id or "")
+    again = reverify(trace, AskOptions())
+    assert again.status == answer.status == "provider_error" and again.verdicts == ()

@@ -745,3 +745,38 @@ def test_the_service_runs_its_entailment_tier_and_traces_each_judgement(tmp_path
     verdict = trace["attempts"][-1]["verdict"]
     judged = [c["entailment"] for claim in verdict["claims"] for c in claim["citations"]]
     assert judged and all(j and j["backend"] == "fast" for j in judged)
+
+
+def test_the_service_runs_the_answer_check_beside_its_tier(tmp_path: Path) -> None:
+    """ServerConfig.answer_check (serve --answer-check fast): made once, beside the tier (one
+    MiniLM for both); an answer it accepts is served, one it refuses (here: a threshold no
+    answer reaches) becomes an abstention, traced as such."""
+    from dataclasses import replace
+
+    from quotebound.entailment import make_backend
+    from quotebound.entailment.answers import AnswerChecker, shipped_answer_weights
+
+    made: list[AnswerChecker] = []
+    tiers: list[Any] = []
+
+    def tier() -> Any:
+        tiers.append(make_backend("fast"))
+        return tiers[-1]
+
+    def check(backend: Any) -> AnswerChecker:
+        made.append(AnswerChecker.beside(backend))
+        return made[-1]
+
+    env = Env(f"sqlite:///{tmp_path / 'qb.db'}", entailment=tier, answer_check=check)
+    question = "How many weeks of parental leave do employees get?"
+    served = ask(env, question, env.alice)
+    assert served["status"] == "grounded"
+    assert served["answer_check"]["backend"] == "fast-answers"
+    assert served["answer_check"]["label"] == "supported"
+    made[0].weights = replace(shipped_answer_weights(), threshold=1.01)
+    refused = ask(env, question, env.alice)
+    assert refused["status"] == "abstained" and refused["claims"] == []
+    assert "do not answer what was asked" in refused["abstention"]["missing"]
+    assert len(made) == 1 and len(tiers) == 1 and made[0]._encoder is tiers[0].encoder
+    trace = env.call("GET", f"/v1/traces/{refused['trace_id']}", env.alice).json()
+    assert trace["status"] == "abstained" and trace["counts"]["answer_check_refused"] == 1

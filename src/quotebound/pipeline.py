@@ -303,6 +303,43 @@ def check_answer(
     )
 
 
+def reverify(trace: TraceRecord, options: AskOptions | None = None) -> Answer:
+    """The answer a traced exchange gets under ``options`` (another support tier, an answer
+    check, re-anchoring off): every attempt the model made, as the trace holds it, verified
+    again against the sources exactly as sent, then served as ``ask`` serves (what either
+    attempt kept, cards, abstention). No model is called and nothing is written; the repair
+    turn's output is the one the model gave to the traced first verdict's failures."""
+    opts = options or AskOptions()
+    clock = _Clock()
+    working_set = trace.working_set()
+    verdicts: list[Verdict] = []
+    attempts: list[TraceAttempt] = []
+    error: str | None = None
+    for attempt in trace.attempts:
+        if attempt.error is not None:
+            error = attempt.error
+            attempts.append(attempt)
+            continue
+        fmt = (attempt.verdict or {}).get("format") or opts.format  # as it was read then
+        verdict = _judged(attempt.output, working_set, fmt, opts, clock, clock.started)
+        verdicts.append(verdict)
+        attempts.append(TraceAttempt(attempt.output, verdict.to_dict()))
+    return _finish(
+        trace.question,
+        Pack(working_set, (), ()),
+        (),
+        verdicts,
+        attempts,
+        error,
+        trace.model or "unknown",
+        trace.prompt or "",
+        opts,
+        clock,
+        None,
+        len(working_set),
+    )
+
+
 def _answer_pack(
     question: str,
     packed: Pack,

@@ -25,6 +25,7 @@ from .. import __version__
 from ..cards import safe_url
 from ..coverage import describe
 from ..entailment import BACKENDS, DEFAULT_TIER, close_together, make_backend
+from ..entailment.answers import ANSWER_CHECKS, DEFAULT_ANSWER_CHECK, AnswerChecker
 from ..entailment.base import Backend, EntailmentError
 from ..entailment.heuristic import EXTRA_HINT
 from ..entailment.judge import JUDGE_MODEL, JudgeBackend
@@ -597,11 +598,12 @@ def _provider_options(command: Any) -> Any:
 @_entailment_options(DEFAULT_TIER)
 @click.option(
     "--answer-check",
-    type=click.Choice(["on", "off"]),
-    default="off",
+    type=click.Choice(ANSWER_CHECKS),
+    default=DEFAULT_ANSWER_CHECK,
     show_default=True,
-    help="Check with the judge model that the verified quotes answer the question (an answer "
-    "they do not is an abstention).",
+    help="Check that the verified quotes answer the question (an answer they do not is an "
+    "abstention): fast (MiniLM and fitted features), judge (the 1.5B judge model; 'on' is the "
+    "same), off.",
 )
 @_store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
@@ -631,7 +633,7 @@ def ask_cmd(
     backend = checker = None
     try:
         backend = _ask_entailment(entailment, entailment_model, chosen)
-        checker = _answer_checker(answer_check, chosen)
+        checker = _answer_checker(answer_check, chosen, backend)
         options = AskOptions(
             corpora=list(corpora) or None,
             groups=groups,
@@ -645,7 +647,7 @@ def ask_cmd(
             answer = ask(question, store, chosen, options)
     finally:
         close_together(backend, chosen)
-        if checker is not None and checker.provider is not chosen:
+        if checker is not None and getattr(checker, "provider", None) is not chosen:
             checker.close()
     _emit(as_json, answer.to_dict(), _answer_report(answer))
     return EXIT_PROBLEMS if answer.status == "provider_error" else EXIT_OK
@@ -661,31 +663,36 @@ def _ask_entailment(name: str, model_path: Path | None, chosen: Provider) -> Bac
     return made_tier(name, lambda: make_entailment(name, model_path, judge_on))
 
 
-def _answer_checker(choice: str, chosen: Provider) -> JudgeBackend | None:
-    """The answer check ``ask`` runs (``--answer-check``): on the answering provider when it is
-    the judge's own local model or an API model that returns log-probabilities, else on the
+def _answer_checker(
+    choice: str, chosen: Provider, tier: Backend | None
+) -> JudgeBackend | AnswerChecker | None:
+    """The answer check ``ask`` runs (``--answer-check``): ``fast``, sharing the support tier's
+    MiniLM when it has one; ``judge`` (or ``on``) on the answering provider when it is the
+    judge's own local model or an API model that returns log-probabilities, else on the
     packaged judge model (its threshold was fitted for that one); None when off."""
     if choice == "off":
         return None
+    if choice == "fast":
+        return made_tier("fast", lambda: AnswerChecker.beside(tier), "answer_check")
     own = chosen.model.removesuffix(".gguf") == JUDGE_MODEL or chosen.name != "local"
     if own and chosen.capabilities.logprobs:
         return JudgeBackend(chosen)
     return JudgeBackend(make_provider("local", JUDGE_MODEL))
 
 
-def made_tier(name: str, make: Callable[[], _T]) -> _T | None:
-    """``make()``, except that the default tier, not chosen by the user, is skipped with a
-    warning on a light install (no ``quotebound[entail]``); a tier the user named is not."""
+def made_tier(name: str, make: Callable[[], _T], option: str = "entailment") -> _T | None:
+    """``make()``, except that the default tier (or answer check: ``option``), not chosen by
+    the user, is skipped with a warning on a light install (no ``quotebound[entail]``); one
+    the user named is not."""
     try:
         return make()
     except EntailmentError as exc:
-        source = click.get_current_context().get_parameter_source("entailment")
+        source = click.get_current_context().get_parameter_source(option)
         if source is not click.core.ParameterSource.DEFAULT or EXTRA_HINT not in str(exc):
             raise
-        click.echo(
-            f"warning: the {name} entailment tier is off: {exc} (or pass --entailment off)",
-            err=True,
-        )
+        what = "entailment tier" if option == "entailment" else "answer check"
+        flag = option.replace("_", "-")
+        click.echo(f"warning: the {name} {what} is off: {exc} (or pass --{flag} off)", err=True)
         return None
 
 

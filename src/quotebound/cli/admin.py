@@ -119,6 +119,14 @@ _BUDGET = Budget()  # the defaults of the serve options
     show_default=True,
     help="The entailment tier every answer runs (as for ask); off to skip it.",
 )
+@click.option(
+    "--answer-check",
+    type=click.Choice(["fast", "off"]),
+    default="off",
+    show_default=True,
+    help="Check that each answer's verified quotes answer the question (as for ask); an "
+    "answer they do not is an abstention.",
+)
 @_store_option
 def serve_cmd(
     host: str,
@@ -135,6 +143,7 @@ def serve_cmd(
     max_claim_chars: int,
     verify_seconds: float,
     entailment: str,
+    answer_check: str,
     store_url: str | None,
 ) -> int:
     """Run the HTTP service and the web page (Ctrl-C stops it). Callers need an API key
@@ -166,7 +175,10 @@ def serve_cmd(
     except BaseException:
         made.close()
         raise
-    options = dataclasses.replace(options, entailment=runs)
+    check = answer_check
+    if check != "off" and not made_tier(check, lambda: ensure_installed(check), "answer_check"):
+        check = "off"
+    options = dataclasses.replace(options, entailment=runs, answer_check=check)
     click.echo(
         f"quotebound serving on http://{host}:{port}/ with {workers} worker(s) (Ctrl-C stops)",
         err=True,

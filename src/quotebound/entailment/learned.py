@@ -99,6 +99,16 @@ class Weights:
         ]
         return sorted(terms, key=lambda t: -abs(t[1]))
 
+    def judgement(self, x: Sequence[float], backend: str, version: str) -> Judgement:
+        """``supported`` when ``x``'s probability reaches the threshold, else ``unrelated``;
+        the score is the probability of the label, the detail the three largest terms."""
+        p = self.probability(x)
+        top = ", ".join(f"{n} {v:+.2f}" for n, v in self.contributions(x)[:3])
+        detail = f"p {p:.3f} vs threshold {self.threshold:g} ({top})"
+        if p >= self.threshold:
+            return Judgement("supported", p, backend, version, detail=detail)
+        return Judgement("unrelated", 1.0 - p, backend, version, detail=detail)
+
     def digest(self) -> str:
         """Eight hex digits of the model's numbers: refitted weights get another version."""
         numbers = [*self.mean, *self.scale, *self.coef, self.intercept, self.threshold]
@@ -116,7 +126,11 @@ class Weights:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Weights:
+    def from_dict(
+        cls, data: dict[str, Any], features: tuple[str, ...] = FEATURES, refit: str = ""
+    ) -> Weights:
+        """Weights read from ``data``, refused unless they are for ``features`` (this code's;
+        ``refit`` names the script that fits them)."""
         weights = cls(
             features=tuple(data["features"]),
             mean=tuple(float(v) for v in data["mean"]),
@@ -126,10 +140,11 @@ class Weights:
             threshold=float(data["threshold"]),
             meta=dict(data.get("meta", {})),
         )
-        if weights.features != FEATURES:
+        if weights.features != features:
             raise EntailmentError(
                 f"the fast checker's weights are for features {list(weights.features)}, "
-                f"this code computes {list(FEATURES)}: refit with benchmarks/train_fast_checker.py"
+                f"this code computes {list(features)}: refit with "
+                f"{refit or 'benchmarks/train_fast_checker.py'}"
             )
         return weights
 
@@ -224,6 +239,16 @@ class FastChecker(Backend):
         self._encoder = encoder if encoder is not None else load_minilm(device)
         self._lock = threading.Lock()  # one encoder call at a time (its tokenizer is not shared)
 
+    @property
+    def encoder(self) -> Any:
+        """The loaded MiniLM (None once closed), to share with the fast answer check."""
+        return self._encoder
+
+    @property
+    def encoder_lock(self) -> threading.Lock:
+        """The lock every call of the shared encoder takes."""
+        return self._lock
+
     def judge(self, claim: str, quote: str) -> Judgement:
         return self.judge_many([(claim, quote)])[0]
 
@@ -272,14 +297,10 @@ class FastChecker(Backend):
     def _judgement(self, x: list[float] | None, rule: str | None) -> Judgement:
         if x is None:
             return self.failed(f"empty claim or evidence, or a claim too long for {MODEL_NAME}")
-        p = self.weights.probability(x)
         if rule is not None:  # a veto: a verbatim quote that negates or flips its claim
+            p = self.weights.probability(x)
             return Judgement("contradicted", max(p, 1.0 - p), self.name, self.version, detail=rule)
-        top = ", ".join(f"{n} {v:+.2f}" for n, v in self.weights.contributions(x)[:3])
-        detail = f"p {p:.3f} vs threshold {self.weights.threshold:g} ({top})"
-        if p >= self.weights.threshold:
-            return Judgement("supported", p, self.name, self.version, detail=detail)
-        return Judgement("unrelated", 1.0 - p, self.name, self.version, detail=detail)
+        return self.weights.judgement(x, self.name, self.version)
 
     def _fits(self, claim: str) -> bool:
         return encoder_fits(self._encoder, claim, self._lock)

@@ -46,6 +46,7 @@ def run_ask(
         owner=key.id,
         work=state.config.budget,
         entailment=state.tier.get() if state.tier is not None else None,
+        answer_check=state.checker.get().answers if state.checker is not None else None,
     )
     provider = state.model.get()
     guard = nullcontext() if provider.thread_safe else state.model.call_lock

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Generic, ParamSpec, Protocol, TypeVar
 
 from ..budget import Budget
+from ..entailment.answers import AnswerChecker
 from ..entailment.base import Backend
 from ..errors import QuoteboundError, StoreError
 from ..providers import ExtractiveProvider, Provider
@@ -50,6 +51,9 @@ class ServerConfig:
     budget: Budget = field(default_factory=Budget)
     # the entailment tier every answer runs (made once, on the first ask); None: off
     entailment: Callable[[], Backend] | None = None
+    # the answer check every answer runs, made once from the tier (to share its encoder) on the
+    # first answer it judges; None: off
+    answer_check: Callable[[Backend | None], AnswerChecker] | None = None
 
 
 class Stores:
@@ -170,8 +174,16 @@ class ServerState:
         self.model = Model(config.provider)
         # (backends are safe to share between the answer threads: each serialises its model)
         self.tier = Once(config.entailment, "entailment backend") if config.entailment else None
+        self.checker = (
+            Once(self._make_checker, "answer check") if config.answer_check is not None else None
+        )
         self.admission = Admission(config.max_waiting)
         self._pool = ThreadPoolExecutor(max_workers=config.ask_workers, thread_name_prefix="qb-ask")
+
+    def _make_checker(self) -> AnswerChecker:
+        """The answer check, beside the tier (its encoder shared) when there is one."""
+        assert self.config.answer_check is not None  # (only made when configured)
+        return self.config.answer_check(self.tier.get() if self.tier is not None else None)
 
     def admit(self) -> None:
         """Take a place for one question, or refuse it at once: 503 ``busy``."""
@@ -200,6 +212,8 @@ class ServerState:
         """Wait for the answers under way (they write their traces), then close everything."""
         self._pool.shutdown(wait=True)
         self.model.close()
+        if self.checker is not None:
+            self.checker.close()
         if self.tier is not None:
             self.tier.close()
         self.stores.close()

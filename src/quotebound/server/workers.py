@@ -25,6 +25,7 @@ from fastapi import FastAPI
 
 from ..budget import Budget
 from ..entailment import make_backend
+from ..entailment.answers import AnswerChecker
 from ..entailment.base import Backend
 from ..providers import Provider, make_provider
 from .app import create_app
@@ -46,6 +47,7 @@ class ServeOptions:
     api_key: str | None = None  # (in the workers' environment only, never on a command line)
     budget: dict[str, Any] = field(default_factory=lambda: dataclasses.asdict(Budget()))
     entailment: str = "off"  # the tier every answer runs: a backend name, or off
+    answer_check: str = "off"  # the answer check every answer runs: fast, or off
 
     def to_env(self) -> str:
         return json.dumps(dataclasses.asdict(self))
@@ -62,13 +64,15 @@ class ServeOptions:
 
     def config(self, made: Provider, tier: Backend | None = None) -> ServerConfig:
         """The app's config, answering with ``made`` (and judging with ``tier`` when given:
-        else each worker makes its entailment backend on its first ask)."""
+        else each worker makes its entailment backend on its first ask; the answer check,
+        when on, is made beside the tier on the first answer it judges)."""
         return ServerConfig(
             store_url=self.store_url,
             max_body_bytes=self.max_body_bytes,
             provider=lambda: made,
             budget=Budget(**self.budget),
             entailment=(lambda: tier) if tier is not None else self.tier(),
+            answer_check=AnswerChecker.beside if self.answer_check == "fast" else None,
         )
 
     def tier(self) -> Callable[[], Backend] | None:

@@ -1,0 +1,160 @@
+"""The same model answers verified again under other settings: both abstention rates per setting.
+
+``benchmarks/answer_quality.py --store FILE --json RUN`` keeps every answer's trace (what the
+model wrote, both attempts, and the sources exactly as sent). This script re-verifies each of
+those traces with ``quotebound.pipeline.reverify`` under each combination asked for, a support
+tier (``--entailment``) and an answer check (``--answer-check``), and prints, per combination,
+what ``answer_quality.py`` reports of abstention: correct abstention on unanswerable questions,
+false abstention on answerable ones (95% Wilson intervals), with the fragments and decorative
+citations served. No model answers again, so the settings are compared on the very same model
+outputs; the one thing not replayed is the repair turn's *prompt*: the model's repair answered
+the failures that the traced run's settings named.
+
+    .venv/bin/python benchmarks/answer_quality.py --providers local-1.5b --per-split 100 \\
+        --json /tmp/run.json --store /tmp/run.db
+    .venv/bin/python benchmarks/answer_replay.py /tmp/run.json /tmp/run.db \\
+        --entailment fast cascade --answer-check off fast judge
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from answer_quality import served_claims
+from quotebound.entailment import make_backend
+from quotebound.entailment.base import Backend
+from quotebound.evaluation.metrics import wilson
+from quotebound.pipeline import Answer, AskOptions, reverify
+from quotebound.store import open_store
+from quotebound.text import normalize
+from quotebound.text.words import content_words
+from quotebound.verify import fragment
+
+
+def _rate(num: int, den: int) -> str:
+    if not den:
+        return "-"
+    lo, hi = wilson(num, den)
+    return f"{100 * num / den:5.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def answer_checks(names: Sequence[str], tier: Backend | None) -> dict[str, Any]:
+    """The answer checks asked for, by name (``off``: None); the fast one shares the fast
+    tier's encoder when there is one."""
+    out: dict[str, Any] = {}
+    for name in names:
+        if name == "off":
+            out[name] = None
+        elif name == "fast":
+            from quotebound.entailment.answers import AnswerChecker
+
+            out[name] = AnswerChecker.beside(tier)
+        elif name == "judge":
+            from quotebound.entailment.judge import JUDGE_MODEL, JudgeBackend
+            from quotebound.providers.local import LocalProvider
+
+            out[name] = JudgeBackend(LocalProvider(JUDGE_MODEL))
+        else:
+            sys.exit(f"unknown answer check {name!r}: off, fast or judge")
+    return out
+
+
+def served_flaws(answer: Answer) -> tuple[int, int]:
+    """Fragments and decorative citations (no content word shared with the claim) served."""
+    fragments = decorative = 0
+    for claim in served_claims(answer):
+        fragments += fragment(claim.text) is not None
+        words = content_words(normalize(claim.text))
+        for cite in claim.citations:
+            if cite.valid and words:
+                decorative += words.isdisjoint(content_words(normalize(cite.quote or "")))
+    return fragments, decorative
+
+
+def replay(
+    rows: list[dict[str, Any]],
+    store_url: str,
+    tier: Backend | None,
+    check: Callable[[str, str], Any] | None,
+) -> dict[str, Any]:
+    abstained = {True: 0, False: 0}
+    asked = {True: 0, False: 0}
+    fragments = decorative = 0
+    changed: list[str] = []
+    with open_store(store_url) as store:
+        for row in rows:
+            yes = bool(row["answerable"])
+            asked[yes] += 1
+            if not row.get("trace_id"):
+                abstained[yes] += row["status"] == "abstained"
+                continue
+            trace = store.get_trace(row["trace_id"])
+            answer = reverify(trace, AskOptions(entailment=tier, answer_check=check))
+            abstained[yes] += answer.status == "abstained"
+            f, d = served_flaws(answer)
+            fragments += f
+            decorative += d
+            if (answer.status == "abstained") != (row["status"] == "abstained"):
+                changed.append(f"{'A' if yes else 'U'} {answer.status:>9}: {row['question']}")
+    return {
+        "correct": _rate(abstained[False], asked[False]),
+        "false": _rate(abstained[True], asked[True]),
+        "fragments": fragments,
+        "decorative": decorative,
+        "changed": changed,
+        "n": (asked[True], asked[False]),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("run", type=Path, help="answer_quality.py --json FILE")
+    parser.add_argument("store", type=Path, help="answer_quality.py --store FILE")
+    parser.add_argument("--provider", default="local-1.5b")
+    parser.add_argument("--entailment", nargs="+", default=["fast"], help="tiers (off: none)")
+    parser.add_argument("--answer-check", nargs="+", default=["off", "fast"])
+    parser.add_argument("--changes", action="store_true", help="list the questions that changed")
+    args = parser.parse_args(argv)
+    data = json.loads(args.run.read_text("utf-8"))
+    if args.provider not in data:
+        sys.exit(f"{args.run} has no run of {args.provider}: {', '.join(data)}")
+    rows = data[args.provider]["rows"]
+    url = f"sqlite:///{args.store}"
+    print(
+        f"{args.provider}: {sum(r['answerable'] for r in rows)} answerable + "
+        f"{sum(not r['answerable'] for r in rows)} unanswerable CLAPNQ dev questions, the traced "
+        "answers verified again"
+    )
+    print(
+        f"{'support tier':>12}  {'answer check':>12}  {'abstains when unanswerable':>27}  "
+        f"{'false abstention':>22}  fragments  decorative"
+    )
+    for name in args.entailment:
+        tier = None if name == "off" else make_backend(name)
+        checks = answer_checks(args.answer_check, tier)
+        try:
+            for check_name, checker in checks.items():
+                result = replay(rows, url, tier, None if checker is None else checker.answers)
+                print(
+                    f"{name:>12}  {check_name:>12}  {result['correct']:>27}  "
+                    f"{result['false']:>22}  {result['fragments']:>9}  {result['decorative']:>10}"
+                )
+                if args.changes:
+                    for line in result["changed"]:
+                        print(f"      {line}")
+        finally:
+            for checker in checks.values():
+                if checker is not None:
+                    checker.close()
+            if tier is not None:
+                tier.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

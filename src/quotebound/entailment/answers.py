@@ -1,0 +1,211 @@
+"""The fast answer check: does this evidence answer this question? Cheap features of the
+(question, evidence) pair combined by a fitted logistic model, as the fast checker combines a
+(claim, evidence) pair's.
+
+A verified answer can still fail to answer: on a question its documents do not answer, a
+model quotes the passage on the topic faithfully, and every code check passes. What tells the
+two apart, measured on CLAPNQ (whose unanswerable questions come with a passage of the same
+Wikipedia page that lacks the answer), is mostly meaning: how close the evidence's best
+sentence is to the question under the packaged all-MiniLM-L6-v2, how much of the question it
+covers, and how much it adds. Features (``ANSWER_FEATURES``, in order), on normalised text
+with the project's one content-word definition:
+
+- ``question_share``: the share of the question's content words found in the evidence;
+- ``sentence_share``: the best share found within one evidence sentence;
+- ``type_missing``: 1 when the question asks for a kind of answer the evidence has none of (a
+  "when" question and no year, month or century; "how many/much/long/old..." and no number;
+  "who"/"where" and no capitalised name the question lacks), else 0;
+- ``typed_question``: 1 when the question asks for such a kind, else 0;
+- ``similarity``: the cosine of the question to the nearest of the evidence's
+  ``SIMILARITY_SENTENCES`` sentences sharing most words with it, under MiniLM;
+- ``new_words``: how many content words the evidence adds to the question's, log-scaled;
+- ``evidence_words``: the evidence's length, log-scaled.
+
+The weights are data (``answer_checker.json``), fitted by ``benchmarks/answer_check.py
+train-fast`` on CLAPNQ dev rows that the answer-quality benchmark never asks (a test refits
+them and compares). ``supported`` means the evidence answers the question; a pair it cannot
+read whole fails closed (the answer check then refuses, as the judge's does).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+from collections.abc import Sequence
+from functools import cache
+from importlib import resources
+from typing import Any, ClassVar
+
+from ..text.normalize import normalize
+from ..text.sentences import sentence_spans
+from ..text.tokens import numbers
+from ..text.words import STOPWORDS, content_words
+from .base import EntailmentError, Judgement
+from .heuristic import MODEL_NAME, embed, encoder_fits, load_minilm
+from .learned import MAX_SENTENCE_CHARS, Weights
+
+ANSWER_FEATURES: tuple[str, ...] = (
+    "question_share",
+    "sentence_share",
+    "type_missing",
+    "typed_question",
+    "similarity",
+    "new_words",
+    "evidence_words",
+)
+ANSWER_CHECKS: tuple[str, ...] = ("fast", "judge", "on", "off")  # ``on``: the judge (older name)
+DEFAULT_ANSWER_CHECK = "off"  # what ``ask`` runs unless told otherwise
+SIMILARITY_SENTENCES = 4  # evidence sentences embedded per check, those nearest the question
+REFIT = "benchmarks/answer_check.py train-fast"
+
+# What kind of answer a question asks for, read from its opening words (English).
+_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "time",
+        re.compile(
+            r"^(when|what (year|date|time|day|month|century|decade|era|period)"
+            r"|which (year|date|century)|how long ago|since when)\b"
+        ),
+    ),
+    (
+        "number",
+        re.compile(
+            r"\b(how (many|much|long|old|far|tall|big|high|large|deep|fast|often)"
+            r"|what (percentage|percent|number|amount|size|population))\b"
+        ),
+    ),
+    ("name", re.compile(r"^(who|whom|whose|where)\b|\b(who|where) (is|was|are|were|did|does)\b")),
+)
+_TIME = re.compile(
+    r"\b(1[0-9]{3}|20[0-9]{2})\b|\b(january|february|march|april|may|june|july|august"
+    r"|september|october|november|december|century|centuries)\b",
+    re.IGNORECASE,
+)
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'-]*")
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def asked_kind(question: str) -> str | None:
+    """``time``, ``number`` or ``name``: the kind of answer ``question`` asks for, or None."""
+    low = " ".join(question.casefold().split())
+    return next((kind for kind, pattern in _KINDS if pattern.search(low)), None)
+
+
+def has_kind(kind: str | None, question: str, evidence: str) -> bool:
+    """Whether ``evidence`` holds an answer of that kind (any evidence, for no kind)."""
+    if kind == "time":
+        return _TIME.search(evidence) is not None
+    if kind == "number":
+        return bool(numbers(normalize(evidence)))
+    if kind == "name":
+        asked = set(_TOKEN.findall(question.casefold()))
+        names = {m.casefold() for m in _NAME.findall(evidence)} - STOPWORDS
+        return any(name not in asked for name in names)
+    return True
+
+
+def _sentences(evidence: str) -> list[str]:
+    return [evidence[a:b] for a, b in (sentence_spans(evidence) or [(0, len(evidence))])]
+
+
+def answer_lexical(question: str, evidence: str) -> tuple[dict[str, float], tuple[str, ...]]:
+    """Every feature of the pair but ``similarity``, and the evidence sentences to embed."""
+    asked = content_words(normalize(question))
+    found = content_words(normalize(evidence))
+    sentences = _sentences(evidence)
+    shares = [len(asked & content_words(normalize(s))) for s in sentences]
+    order = sorted(range(len(sentences)), key=lambda k: (-shares[k], k))
+    kind = asked_kind(question)
+    values = {
+        "question_share": len(asked & found) / len(asked) if asked else 1.0,
+        "sentence_share": max(shares, default=0) / len(asked) if asked else 1.0,
+        "type_missing": 0.0 if has_kind(kind, question, evidence) else 1.0,
+        "typed_question": 0.0 if kind is None else 1.0,
+        "similarity": 0.0,
+        "new_words": math.log1p(len(found - asked)),
+        "evidence_words": math.log1p(len(_TOKEN.findall(normalize(evidence)))),
+    }
+    nearest = tuple(sentences[k][:MAX_SENTENCE_CHARS] for k in order[:SIMILARITY_SENTENCES])
+    return values, nearest
+
+
+@cache
+def shipped_answer_weights() -> Weights:
+    """The answer check's weights in the package (``answer_checker.json``)."""
+    raw = resources.files(__package__).joinpath("answer_checker.json").read_text("utf-8")
+    return Weights.from_dict(json.loads(raw), ANSWER_FEATURES, REFIT)
+
+
+class AnswerChecker:
+    """The fast answer check (``ask --answer-check fast``): ``answers(question, evidence)``,
+    the ``AskOptions.answer_check`` callable. Not an entailment tier: it judges questions."""
+
+    name: ClassVar[str] = "fast-answers"
+
+    def __init__(
+        self,
+        weights: Weights | None = None,
+        *,
+        device: str = "cpu",
+        encoder: Any = None,
+        lock: threading.Lock | None = None,
+    ) -> None:
+        self.weights = weights or shipped_answer_weights()
+        fitted = self.weights.meta.get("version", "0")
+        self.version = f"answers-{fitted}.{self.weights.digest()}+{MODEL_NAME}"
+        self._encoder = encoder if encoder is not None else load_minilm(device)
+        # one encoder call at a time; share the lock of whoever shares the encoder
+        self._lock = lock or threading.Lock()
+
+    @classmethod
+    def beside(cls, tier: object | None) -> AnswerChecker:
+        """An answer check sharing the encoder of the support tier ``ask`` runs when that
+        tier holds one (the fast checker, or the cascade's), so that MiniLM loads once."""
+        fast = getattr(tier, "fast", tier)  # the cascade's fast checker, or the tier itself
+        encoder = getattr(fast, "encoder", None)
+        if encoder is None:
+            return cls()
+        return cls(encoder=encoder, lock=getattr(fast, "encoder_lock", None))
+
+    def features(self, question: str, evidence: str) -> list[float] | None:
+        """The pair's feature vector (``ANSWER_FEATURES`` order); None when either side is
+        empty or the question is too long for the encoder. Raises ``EntailmentError`` when
+        the encoder fails."""
+        if not _TOKEN.search(question) or not _TOKEN.search(evidence):
+            return None
+        if not encoder_fits(self._encoder, question, self._lock):
+            return None
+        values, nearest = answer_lexical(question, evidence)
+        vectors = embed(self._encoder, [question, *nearest], 32, self._lock)
+        values["similarity"] = max((float(vectors[0] @ v) for v in vectors[1:]), default=0.0)
+        return [values[name] for name in ANSWER_FEATURES]
+
+    def answers(self, question: str, evidence: str) -> Judgement:
+        """Whether ``evidence`` answers ``question``: ``supported`` when the fitted
+        probability reaches the shipped threshold; fails closed."""
+        try:
+            x = self.features(question, evidence)
+        except EntailmentError as exc:
+            return self.failed(str(exc))
+        if x is None:
+            return self.failed(
+                f"an empty question or evidence, or a question too long for {MODEL_NAME}"
+            )
+        return self.weights.judgement(x, self.name, self.version)
+
+    def failed(self, message: str) -> Judgement:
+        """The fail-closed judgement: not an answer."""
+        return Judgement("unrelated", 0.0, self.name, self.version, error=message)
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[float | None]:
+        """The fitted probability of each (question, evidence) pair, None where unreadable."""
+        out: list[float | None] = []
+        for question, evidence in pairs:
+            x = self.features(question, evidence)
+            out.append(None if x is None else self.weights.probability(x))
+        return out
+
+    def close(self) -> None:
+        self._encoder = None
