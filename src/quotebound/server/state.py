@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Generic, ParamSpec, Protocol, TypeVar
 
 from ..budget import Budget
@@ -174,16 +175,14 @@ class ServerState:
         self.model = Model(config.provider)
         # (backends are safe to share between the answer threads: each serialises its model)
         self.tier = Once(config.entailment, "entailment backend") if config.entailment else None
-        self.checker = (
-            Once(self._make_checker, "answer check") if config.answer_check is not None else None
-        )
+        check = config.answer_check
+        self.checker = Once(partial(self._beside, check), "answer check") if check else None
         self.admission = Admission(config.max_waiting)
         self._pool = ThreadPoolExecutor(max_workers=config.ask_workers, thread_name_prefix="qb-ask")
 
-    def _make_checker(self) -> AnswerChecker:
-        """The answer check, beside the tier (its encoder shared) when there is one."""
-        assert self.config.answer_check is not None  # (only made when configured)
-        return self.config.answer_check(self.tier.get() if self.tier is not None else None)
+    def _beside(self, make: Callable[[Backend | None], AnswerChecker]) -> AnswerChecker:
+        """The answer check, made beside the tier (its encoder shared) when there is one."""
+        return make(self.tier.get() if self.tier is not None else None)
 
     def admit(self) -> None:
         """Take a place for one question, or refuse it at once: 503 ``busy``."""
