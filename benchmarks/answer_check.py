@@ -301,7 +301,7 @@ def fit_fast(checker: Any) -> Weights:
     """The fast answer check's weights, fitted on the fit half (L2 as the fast checker's), the
     threshold with the best balanced accuracy there; the held-out half's accuracy in ``meta``."""
     data = {part: fast_examples(part) for part in ("fit", "held_out")}
-    xs = {part: [checker.features(q, e) for q, e, _ in rows] for part, rows in data.items()}
+    xs = {part: checker.features_many([(q, e) for q, e, _ in rows]) for part, rows in data.items()}
     if any(x is None for rows in xs.values() for x in rows):
         sys.exit("a CLAPNQ example the checker cannot read whole")
     ys = {part: [y for _, _, y in rows] for part, rows in data.items()}

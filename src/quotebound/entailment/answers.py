@@ -173,14 +173,34 @@ class AnswerChecker:
         """The pair's feature vector (``ANSWER_FEATURES`` order); None when either side is
         empty or the question is too long for the encoder. Raises ``EntailmentError`` when
         the encoder fails."""
-        if not _TOKEN.search(question) or not _TOKEN.search(evidence):
-            return None
-        if not encoder_fits(self._encoder, question, self._lock):
-            return None
-        values, nearest = answer_lexical(question, evidence)
-        vectors = embed(self._encoder, [question, *nearest], 32, self._lock)
-        values["similarity"] = max((float(vectors[0] @ v) for v in vectors[1:]), default=0.0)
-        return [values[name] for name in ANSWER_FEATURES]
+        return self.features_many([(question, evidence)])[0]
+
+    def features_many(self, pairs: Sequence[tuple[str, str]]) -> list[list[float] | None]:
+        """``features`` of each pair, every text embedded in one encoder call."""
+        rows: list[tuple[dict[str, float], str, tuple[str, ...]] | None] = []
+        texts: dict[str, int] = {}
+        for question, evidence in pairs:
+            if not _TOKEN.search(question) or not _TOKEN.search(evidence):
+                rows.append(None)
+                continue
+            if not encoder_fits(self._encoder, question, self._lock):
+                rows.append(None)
+                continue
+            values, nearest = answer_lexical(question, evidence)
+            rows.append((values, question, nearest))
+            for text in (question, *nearest):
+                texts.setdefault(text, len(texts))
+        vectors = embed(self._encoder, list(texts), 64, self._lock) if texts else []
+        out: list[list[float] | None] = []
+        for row in rows:
+            if row is None:
+                out.append(None)
+                continue
+            values, question, nearest = row
+            q = vectors[texts[question]]
+            values["similarity"] = max((float(q @ vectors[texts[s]]) for s in nearest), default=0.0)
+            out.append([values[name] for name in ANSWER_FEATURES])
+        return out
 
     def answers(self, question: str, evidence: str) -> Judgement:
         """Whether ``evidence`` answers ``question``: ``supported`` when the fitted
@@ -201,11 +221,9 @@ class AnswerChecker:
 
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[float | None]:
         """The fitted probability of each (question, evidence) pair, None where unreadable."""
-        out: list[float | None] = []
-        for question, evidence in pairs:
-            x = self.features(question, evidence)
-            out.append(None if x is None else self.weights.probability(x))
-        return out
+        return [
+            None if x is None else self.weights.probability(x) for x in self.features_many(pairs)
+        ]
 
     def close(self) -> None:
         self._encoder = None
