@@ -29,6 +29,19 @@ the threshold the best balanced accuracy over the served answers, written as ``a
     .venv/bin/python benchmarks/answer_quality.py --providers local-1.5b --skip 100 \
         --per-split 40 --json /tmp/fit.json
     .venv/bin/python benchmarks/answer_check.py fit-served /tmp/fit.json
+
+The fast answer check (``quotebound.entailment.answers``, ``ask --answer-check fast``):
+
+    train-fast  its logistic weights, fitted on the fit half with one sentence of evidence per
+                question (an answerable question with the annotators' answer sentence nearest
+                it, an unanswerable one with its passage's sentence nearest it: the on-topic
+                sentence a model quotes), the held-out half's balanced accuracy reported;
+                written to ``src/quotebound/entailment/answer_checker.json``
+    fit-served FILE --check fast
+                its threshold refitted on served answers, as for the judge (the weights kept)
+
+    .venv/bin/python benchmarks/answer_check.py train-fast
+    .venv/bin/python benchmarks/answer_check.py fit-served /tmp/fit.json --check fast
 """
 
 from __future__ import annotations
@@ -229,9 +242,6 @@ def fit_served(args: argparse.Namespace) -> None:
     )
 
 
-HARD = False  # fit with the hard examples too (fast_examples)
-
-
 def _nearest(question: str, text: str, k: int) -> list[str]:
     """The ``k`` sentences of ``text`` sharing most content words with ``question`` (ties to
     the earlier), in that rank order: what a model quoting ``text`` for ``question`` quotes."""
@@ -244,12 +254,11 @@ def _nearest(question: str, text: str, k: int) -> list[str]:
     return [sentences[i] for i in order[:k]]
 
 
-def fast_examples(part: str, hard: bool = HARD) -> list[tuple[str, str, int]]:
+def fast_examples(part: str) -> list[tuple[str, str, int]]:
     """(question, evidence, answers) for the ``fit`` or ``held_out`` half, one sentence of
     evidence each (what a model quotes): an answerable question with the annotators' answer
     sentence nearest it; an unanswerable one with its passage's sentence nearest it (the
-    on-topic sentence a model quotes faithfully and that does not answer); with ``hard``, also
-    an answerable question with its passage's nearest sentence the annotators left out."""
+    on-topic sentence a model quotes faithfully and that does not answer)."""
     out: list[tuple[str, str, int]] = []
     for name in ("answerable", "unanswerable"):
         rows = rows_of(name)
@@ -262,16 +271,8 @@ def fast_examples(part: str, hard: bool = HARD) -> list[tuple[str, str, int]]:
             gold = list(
                 dict.fromkeys(s for o in row["output"] for s in o.get("selected_sentences", []))
             )
-            if not gold:
-                continue
-            out.append((question, _nearest(question, " ".join(gold), 1)[0], 1))
-            others = [
-                s
-                for s in _nearest(question, row["passages"][0]["text"], 4)
-                if not any(s.strip() in g or g in s for g in gold)
-            ]
-            if hard and others:  # the same passage's nearest sentence the annotators left out
-                out.append((question, others[0], 0))
+            if gold:
+                out.append((question, _nearest(question, " ".join(gold), 1)[0], 1))
     return out
 
 

@@ -33,6 +33,9 @@ without it. Its threshold was fitted (``benchmarks/answer_check.py``) on CLAPNQ 
 the first 100 per split that this script asks, so samples up to ``--per-split 100`` are held out.
     .venv/bin/python benchmarks/answer_quality.py --providers extractive --per-split 300
 
+``--answer-check fast --fallback extractive`` runs what ``quotebound ask`` runs by default
+(the fast answer check acting, and the sources' own sentences when an answer would abstain).
+
 ``--reanchor off`` measures the model's own citations only (``AskOptions(reanchor=False)``); the
 ``anchored`` column counts served citations the code placed. ``--skip 100 --json FILE`` asks
 questions no reported sample holds, with the answer check in
@@ -57,6 +60,7 @@ from typing import Any
 from quotebound.corpus import LoadedDocument
 from quotebound.coverage import states_no_fact
 from quotebound.entailment import make_backend
+from quotebound.entailment.answers import AnswerChecker
 from quotebound.entailment.judge import JUDGE_MODEL, JudgeBackend
 from quotebound.ingest import chunk_document
 from quotebound.pipeline import Answer, AskOptions, ask
@@ -236,12 +240,14 @@ def run(
     tier: str,
     check: str,
     reanchor: bool = True,
+    fallback: bool = False,
 ) -> Tally:
     acting = check == "on"
     provider = make(name)
     backend = None if tier == "off" else make_backend(tier)
     checker = None
-    if check != "off" and name != "extractive":
+    fast = AnswerChecker.beside(backend).answers if check == "fast" else None
+    if check not in ("off", "fast") and name != "extractive":
         own = provider.model == JUDGE_MODEL
         checker = JudgeBackend(provider if own else make("local-1.5b"))
     tally = Tally()
@@ -261,8 +267,9 @@ def run(
                         corpora=[f"q{item.id}"],
                         max_tokens=700,
                         entailment=backend,
-                        answer_check=checker.answers if checker is not None and acting else None,
+                        answer_check=checker.answers if checker is not None and acting else fast,
                         reanchor=reanchor,
+                        fallback=ExtractiveProvider() if fallback else None,
                     ),
                 )
                 score(tally, item, answer, time.perf_counter() - started)
@@ -384,10 +391,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--entailment", default="fast", help="the support tier (off: none)")
     parser.add_argument(
         "--answer-check",
-        choices=("on", "off", "shadow"),
+        choices=("on", "off", "shadow", "fast"),
         default="shadow",
-        help="on: ask runs it (an answer it refuses is an abstention); shadow: it is computed "
-        "beside each served answer and reported, never acting; off: not run",
+        help="on: ask runs the judge's (an answer it refuses is an abstention); shadow: the "
+        "judge's is computed beside each served answer and reported, never acting; fast: ask "
+        "runs the fast one (quotebound ask's default); off: none",
+    )
+    parser.add_argument(
+        "--fallback",
+        choices=("off", "extractive"),
+        default="off",
+        help="extractive (quotebound ask's default): an answer that would be an abstention gets "
+        "the sources' own sentences when they pass every check (AskOptions.fallback)",
     )
     parser.add_argument(
         "--reanchor",
@@ -422,6 +437,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.entailment,
                 args.answer_check,
                 args.reanchor == "on",
+                args.fallback == "extractive",
             )
     report(results, items, args.entailment)
     if args.json:

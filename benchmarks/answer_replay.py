@@ -19,6 +19,7 @@ the failures that the traced run's settings named.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -30,6 +31,7 @@ from quotebound.entailment import make_backend
 from quotebound.entailment.base import Backend
 from quotebound.evaluation.metrics import wilson
 from quotebound.pipeline import Answer, AskOptions, reverify
+from quotebound.providers import ExtractiveProvider
 from quotebound.store import open_store
 from quotebound.text import normalize
 from quotebound.text.words import content_words
@@ -81,10 +83,11 @@ def replay(
     store_url: str,
     tier: Backend | None,
     check: Callable[[str, str], Any] | None,
+    fallback: Any = None,
 ) -> dict[str, Any]:
     abstained = {True: 0, False: 0}
     asked = {True: 0, False: 0}
-    fragments = decorative = 0
+    fragments = decorative = fallbacks = 0
     changed: list[str] = []
     with open_store(store_url) as store:
         for row in rows:
@@ -94,7 +97,9 @@ def replay(
                 abstained[yes] += row["status"] == "abstained"
                 continue
             trace = store.get_trace(row["trace_id"])
-            answer = reverify(trace, AskOptions(entailment=tier, answer_check=check))
+            options = AskOptions(entailment=tier, answer_check=check, fallback=fallback)
+            answer = reverify(trace, options)
+            fallbacks += bool(answer.counts.get("fallback_attempt"))
             abstained[yes] += answer.status == "abstained"
             f, d = served_flaws(answer)
             fragments += f
@@ -106,6 +111,7 @@ def replay(
         "false": _rate(abstained[True], asked[True]),
         "fragments": fragments,
         "decorative": decorative,
+        "fallbacks": fallbacks,
         "changed": changed,
         "n": (asked[True], asked[False]),
     }
@@ -118,6 +124,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--provider", default="local-1.5b")
     parser.add_argument("--entailment", nargs="+", default=["fast"], help="tiers (off: none)")
     parser.add_argument("--answer-check", nargs="+", default=["off", "fast"])
+    parser.add_argument(
+        "--fallback",
+        nargs="+",
+        default=["off"],
+        choices=("off", "extractive"),
+        help="AskOptions.fallback: extractive serves the sources' own sentences that pass "
+        "verification and the answer check when the answer would be an abstention",
+    )
     parser.add_argument("--changes", action="store_true", help="list the questions that changed")
     args = parser.parse_args(argv)
     data = json.loads(args.run.read_text("utf-8"))
@@ -132,17 +146,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(
         f"{'support tier':>12}  {'answer check':>12}  {'abstains when unanswerable':>27}  "
-        f"{'false abstention':>22}  fragments  decorative"
+        f"{'false abstention':>22}  fragments  decorative  fallback  served by it"
     )
     for name in args.entailment:
         tier = None if name == "off" else make_backend(name)
         checks = answer_checks(args.answer_check, tier)
         try:
-            for check_name, checker in checks.items():
-                result = replay(rows, url, tier, None if checker is None else checker.answers)
+            for (check_name, checker), fall in itertools.product(checks.items(), args.fallback):
+                extract = ExtractiveProvider() if fall == "extractive" else None
+                check = None if checker is None else checker.answers
+                result = replay(rows, url, tier, check, extract)
                 print(
                     f"{name:>12}  {check_name:>12}  {result['correct']:>27}  "
                     f"{result['false']:>22}  {result['fragments']:>9}  {result['decorative']:>10}"
+                    f"  {fall:>8}  {result['fallbacks']:>11}"
                 )
                 if args.changes:
                     for line in result["changed"]:

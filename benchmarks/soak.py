@@ -188,6 +188,10 @@ def main() -> int:
                 "2",
                 "--entailment",  # the service as measured in the README: code checks only
                 "off",
+                "--answer-check",
+                "off",
+                "--fallback",
+                "off",
             ],
             env=env,
             stdout=subprocess.DEVNULL,

@@ -121,12 +121,15 @@ def test_the_judge_beside_the_extractive_provider_is_the_packaged_judge_model(
 def test_the_answer_check_runs_on_the_packaged_judge_model_when_asked(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Off by default; on, beside a provider that cannot judge, it runs the packaged judge
-    model on the verified quotes and either serves the answer or turns it into an abstention."""
+    """The fast check by default, none when off; ``judge`` (or ``on``), beside a provider that
+    cannot judge, runs the packaged judge model on the verified quotes and either serves the
+    answer or turns it into an abstention."""
     from quotebound.entailment.judge import JUDGE_MODEL
 
     args = ["ask", "How many weeks of parental leave do employees get?", "--json", *EXTRACTIVE]
     rc, out, _ = run(args, capsys)
+    assert rc == 0 and json.loads(out)["answer_check"]["backend"] == "fast-answers"
+    rc, out, _ = run([*args, "--answer-check", "off"], capsys)
     assert rc == 0 and json.loads(out)["answer_check"] is None
     rc, out, _ = run([*args, "--answer-check", "on"], capsys)
     assert rc == 0

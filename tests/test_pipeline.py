@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -764,3 +765,65 @@ def test_reverify_keeps_a_traced_provider_error(store: Store) -> None:
     trace = store.get_trace(answer.trace_id or "")
     again = reverify(trace, AskOptions())
     assert again.status == answer.status == "provider_error" and again.verdicts == ()
+
+
+# -- the fallback: the documents' own sentences when the model's answer does not pass ----------
+
+
+class _Counting(ExtractiveProvider):
+    """The extractive provider, counting its calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def complete(self, request: Any) -> Any:
+        self.calls += 1
+        return super().complete(request)
+
+
+def test_when_nothing_verifies_the_fallback_serves_the_documents_own_sentence(
+    store: Store,
+) -> None:
+    ids = _ids(store, QUESTION)
+    wrong = ("In Germany, employees get 30 weeks of leave at full salary.", ids[GERMANY], GERMANY)
+    provider = ScriptedProvider([answer_json(wrong), answer_json(wrong)])
+    fallback = _Counting()
+    answer = ask(QUESTION, store, provider, AskOptions(fallback=fallback))
+    assert fallback.calls == 1 and answer.status in ("grounded", "partial")
+    assert answer.claims and all(c.text.strip() in (LEAVE, GERMANY) for c in answer.claims)
+    assert answer.repaired  # the model's repair turn was taken, and it is said
+    assert len(answer.verdicts) == 3 and answer.counts["fallback_attempt"] == 3
+    trace = store.get_trace(answer.trace_id or "")
+    assert trace.counts["fallback_attempt"] == 3 and trace.counts["served_attempt"] == 3
+    assert json.loads(trace.attempts[2].output)["claims"]  # the extract, as it was served
+    # reverify leaves the fallback's attempt out unless asked for one again
+    assert reverify(trace, AskOptions()).status == "abstained"
+    again = reverify(trace, AskOptions(fallback=ExtractiveProvider()))
+    assert [c.text for c in again.claims] == [c.text for c in answer.claims]
+    assert again.counts["fallback_attempt"] == 3
+
+
+def test_the_fallback_passes_the_answer_check_or_the_abstention_stands(store: Store) -> None:
+    ids = _ids(store, QUESTION)
+    wrong = ("In Germany, employees get 30 weeks of leave at full salary.", ids[GERMANY], GERMANY)
+    provider = ScriptedProvider([answer_json(wrong), answer_json(wrong)])
+    seen: list[tuple[str, str]] = []
+    options = AskOptions(fallback=_Counting(), answer_check=_check({}, seen))
+    answer = ask(QUESTION, store, provider, options)
+    assert answer.status == "abstained" and answer.claims == () and seen  # checked, refused
+    assert "fallback_attempt" not in answer.counts and len(answer.verdicts) == 3
+    assert len(store.get_trace(answer.trace_id or "").attempts) == 3  # its attempt is traced
+
+
+def test_no_fallback_when_the_model_is_served_or_failed(store: Store) -> None:
+    ids = _ids(store, QUESTION)
+    germany = ("In Germany, pay is topped up to full salary for 14 weeks.", ids[GERMANY], GERMANY)
+    fallback = _Counting()
+    served = ask(
+        QUESTION, store, ScriptedProvider([answer_json(germany)]), AskOptions(fallback=fallback)
+    )
+    assert served.status == "grounded" and "fallback_attempt" not in served.counts
+    failing = ScriptedProvider([ProviderError("timeout", "the model took too long")])
+    failed = ask(QUESTION, store, failing, AskOptions(fallback=fallback))
+    assert failed.status == "provider_error" and fallback.calls == 0

@@ -780,3 +780,30 @@ def test_the_service_runs_the_answer_check_beside_its_tier(tmp_path: Path) -> No
     assert len(made) == 1 and len(tiers) == 1 and made[0]._encoder is tiers[0].encoder
     trace = env.call("GET", f"/v1/traces/{refused['trace_id']}", env.alice).json()
     assert trace["status"] == "abstained" and trace["counts"]["answer_check_refused"] == 1
+
+
+def test_the_service_serves_the_documents_own_sentences_when_the_model_fails(
+    tmp_path: Path,
+) -> None:
+    """ServerConfig.fallback (serve --fallback extractive): a model answer that does not verify
+    becomes the extract of the sources, verified, with the attempt in the trace."""
+    wrong = json.dumps(
+        {
+            "answerable": True,
+            "missing": "",
+            "claims": [
+                {
+                    "text": "Employees get 30 weeks of paid parental leave.",
+                    "citations": [{"source": "S1", "quote": "paid parental leave"}],
+                }
+            ],
+        }
+    )
+    scripted = ScriptedProvider([wrong, wrong])
+    env = Env(f"sqlite:///{tmp_path / 'qb.db'}", provider=lambda: scripted, fallback=True)
+    answer = ask(env, "How many weeks of paid parental leave do employees get?", env.alice)
+    assert answer["status"] in ("grounded", "partial") and answer["claims"]
+    assert answer["counts"]["fallback_attempt"] == 3
+    assert any("16 weeks" in c["text"] for c in answer["claims"])
+    trace = env.call("GET", f"/v1/traces/{answer['trace_id']}", env.alice).json()
+    assert len(trace["attempts"]) == 3 and trace["counts"]["fallback_attempt"] == 3

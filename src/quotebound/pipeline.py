@@ -20,6 +20,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Literal
 
 from .budget import Budget
@@ -175,6 +176,12 @@ class AskOptions:
     # (``verify.reanchor``); the entailment tier then judges that sentence. False: the model's
     # own citations only.
     reanchor: bool = True
+    # When the answer would be an abstention (nothing verified, the model's own abstention, or
+    # the answer check refused it), ask this provider the first request once more: the
+    # extractive one answers with the sources' own sentences. Its answer is verified, support-
+    # checked and answer-checked like the model's and served only if it passes (traced as one
+    # more attempt, ``counts.fallback_attempt``). None: no fallback.
+    fallback: Provider | None = None
 
 
 class _Clock:
@@ -308,14 +315,19 @@ def reverify(trace: TraceRecord, options: AskOptions | None = None) -> Answer:
     check, re-anchoring off): every attempt the model made, as the trace holds it, verified
     again against the sources exactly as sent, then served as ``ask`` serves (what either
     attempt kept, cards, abstention). No model is called and nothing is written; the repair
-    turn's output is the one the model gave to the traced first verdict's failures."""
+    turn's output is the one the model gave to the traced first verdict's failures. A traced
+    fallback's attempt is not the model's: it is left out, and ``options.fallback``, when
+    given, is asked the first request again as ``ask`` asks it."""
     opts = options or AskOptions()
     clock = _Clock()
     working_set = trace.working_set()
     verdicts: list[Verdict] = []
     attempts: list[TraceAttempt] = []
     error: str | None = None
-    for attempt in trace.attempts:
+    skipped = trace.counts.get("fallback_attempt", 0)
+    for n, attempt in enumerate(trace.attempts, 1):
+        if n == skipped:
+            continue
         if attempt.error is not None:
             error = attempt.error
             attempts.append(attempt)
@@ -324,6 +336,15 @@ def reverify(trace: TraceRecord, options: AskOptions | None = None) -> Answer:
         verdict = _judged(attempt.output, working_set, fmt, opts, clock, clock.started)
         verdicts.append(verdict)
         attempts.append(TraceAttempt(attempt.output, verdict.to_dict()))
+    fallback = None
+    if opts.fallback is not None and len(working_set):
+        caps = opts.fallback.capabilities
+        first = build_request(
+            trace.question, working_set, opts.format, caps, opts.max_tokens, opts.policy
+        )
+        fallback = partial(
+            _fallback, opts.fallback, first, opts, attempts, verdicts, clock, _silent
+        )
     return _finish(
         trace.question,
         Pack(working_set, (), ()),
@@ -337,6 +358,7 @@ def reverify(trace: TraceRecord, options: AskOptions | None = None) -> Answer:
         clock,
         None,
         len(working_set),
+        fallback,
     )
 
 
@@ -399,6 +421,9 @@ def _answer_pack(
                 tell("claims", {"claims": shown_claims, "cards": [c.to_dict() for c in cards]})
             tell("repairing", {"failures": len(failures)})
             error = _attempt(provider, sent, opts, attempts, verdicts, clock, tell)
+    fallback = None
+    if opts.fallback is not None and len(packed.working_set):
+        fallback = partial(_fallback, opts.fallback, request, opts, attempts, verdicts, clock, tell)
     return _finish(
         question,
         packed,
@@ -412,7 +437,49 @@ def _answer_pack(
         clock,
         store,
         retrieved,
+        fallback,
     )
+
+
+def _checked_answer(
+    question: str,
+    packed: Pack,
+    final: Verdict | None,
+    verdicts: list[Verdict],
+    error: str | None,
+    model: str,
+    opts: AskOptions,
+    clock: _Clock,
+) -> Answer:
+    """The answer ``final`` serves: its kept claims with what they leave out and the sources
+    that disagree, then the answer check (an answer it refuses is an abstention)."""
+    answer = _answer(question, packed, final, verdicts, error, model)
+    if answer.claims and final is not None:
+        answer = _with(
+            answer,
+            unaddressed=_unaddressed(question, packed, final),
+            conflicts=tuple(_conflicts(packed, final)),
+        )
+        if opts.answer_check is not None:
+            at = time.perf_counter()
+            answer = _checked(answer, packed, final, opts.answer_check)
+            clock.lap("answer_check_ms", at)
+    return answer
+
+
+def _fallback(
+    provider: Provider,
+    request: Request,
+    opts: AskOptions,
+    attempts: list[TraceAttempt],
+    verdicts: list[Verdict],
+    clock: _Clock,
+    tell: Progress,
+) -> Verdict | None:
+    """``opts.fallback`` asked ``request``: its verdict (appended to the attempts), or None
+    when it failed."""
+    error = _attempt(provider, request, opts, attempts, verdicts, clock, tell)
+    return None if error is not None else verdicts[-1]
 
 
 def _finish(
@@ -428,22 +495,27 @@ def _finish(
     clock: _Clock,
     store: Store | None,
     retrieved: int | None = None,
+    fallback: Callable[[], Verdict | None] | None = None,
 ) -> Answer:
     """The served answer from the verdicts of the attempts made, traced to ``store``
-    (``retrieved``: how many sources were offered, where they were not the store's hits)."""
+    (``retrieved``: how many sources were offered, where they were not the store's hits;
+    ``fallback``: asked for one more verdict when the answer would be an abstention)."""
     final = _best(verdicts)
-    answer = _answer(question, packed, final, verdicts, error, model)
-    if answer.claims and final is not None:
-        answer = _with(
-            answer,
-            unaddressed=_unaddressed(question, packed, final),
-            conflicts=tuple(_conflicts(packed, final)),
-        )
-        if opts.answer_check is not None:
-            at = time.perf_counter()
-            answer = _checked(answer, packed, final, opts.answer_check)
-            clock.lap("answer_check_ms", at)
+    repaired = len(verdicts) > 1
+    answer = _checked_answer(question, packed, final, verdicts, error, model, opts, clock)
+    used = 0  # the fallback's attempt (1-based) when its answer is served
+    if fallback is not None and answer.status == "abstained" and error is None:
+        extra = fallback()
+        if extra is not None:
+            again = _checked_answer(question, packed, extra, verdicts, None, model, opts, clock)
+            if again.claims:
+                answer, final, used = again, extra, len(verdicts)
+            else:  # the model's abstention stands; the fallback's attempt is in the trace
+                answer = _with(answer, verdicts=tuple(verdicts))
+        answer = _with(answer, repaired=repaired)
     counts = _counts(hits, packed, verdicts, answer)
+    if used:
+        counts["fallback_attempt"] = used
     if retrieved is not None:
         counts["retrieved"] = retrieved
     counts["unaddressed"] = len(answer.unaddressed)

@@ -36,7 +36,7 @@ from ..originals import document_page, original_of, pdf_highlights, quotes_of, r
 from ..packing import DEFAULT_BUDGET_CHARS, chunk_key, pack
 from ..parsing import FORMATS
 from ..pipeline import Answer, AskOptions, ask
-from ..providers import PROVIDER_NAMES, Provider, make_provider
+from ..providers import PROVIDER_NAMES, ExtractiveProvider, Provider, make_provider
 from ..sources import WorkingSet
 from ..store import Hit, Store, TraceRecord, open_store
 from ..text.display import terminal_safe
@@ -597,6 +597,14 @@ def _provider_options(command: Any) -> Any:
 @_budget_option
 @_entailment_options(DEFAULT_TIER)
 @click.option(
+    "--fallback",
+    type=click.Choice(["extractive", "off"]),
+    default="extractive",
+    show_default=True,
+    help="When the answer would be an abstention, serve the documents' own sentences that "
+    "pass verification and the answer check (extractive), or not (off).",
+)
+@click.option(
     "--answer-check",
     type=click.Choice(ANSWER_CHECKS),
     default=DEFAULT_ANSWER_CHECK,
@@ -621,6 +629,7 @@ def ask_cmd(
     budget: int,
     entailment: str,
     entailment_model: Path | None,
+    fallback: str,
     answer_check: str,
     store_url: str | None,
     as_json: bool,
@@ -642,6 +651,7 @@ def ask_cmd(
             budget_chars=budget,
             entailment=backend,
             answer_check=checker.answers if checker is not None else None,
+            fallback=ExtractiveProvider() if fallback == "extractive" else None,
         )
         with open_store(store_url) as store:
             answer = ask(question, store, chosen, options)
@@ -699,6 +709,10 @@ def made_tier(name: str, make: Callable[[], _T], option: str = "entailment") -> 
 def _answer_report(answer: Answer) -> str:
     lines: list[str] = []
     if answer.claims:
+        if answer.counts.get("fallback_attempt"):
+            lines.append(
+                "The model's answer did not pass verification; the documents' own sentences:"
+            )
         for claim in answer.claims:
             marks = "".join(f"[{n}]" for n in claim.cards)
             lines.append(f"{' '.join(claim.text.split())} {marks}".rstrip())

@@ -122,10 +122,18 @@ _BUDGET = Budget()  # the defaults of the serve options
 @click.option(
     "--answer-check",
     type=click.Choice(["fast", "off"]),
-    default="off",
+    default="fast",
     show_default=True,
     help="Check that each answer's verified quotes answer the question (as for ask); an "
     "answer they do not is an abstention.",
+)
+@click.option(
+    "--fallback",
+    type=click.Choice(["extractive", "off"]),
+    default="extractive",
+    show_default=True,
+    help="When an answer would be an abstention, serve the documents' own sentences that pass "
+    "verification and the answer check (as for ask).",
 )
 @_store_option
 def serve_cmd(
@@ -144,6 +152,7 @@ def serve_cmd(
     verify_seconds: float,
     entailment: str,
     answer_check: str,
+    fallback: str,
     store_url: str | None,
 ) -> int:
     """Run the HTTP service and the web page (Ctrl-C stops it). Callers need an API key
@@ -178,7 +187,7 @@ def serve_cmd(
     check = answer_check
     if check != "off" and not made_tier(check, lambda: ensure_installed(check), "answer_check"):
         check = "off"
-    options = dataclasses.replace(options, entailment=runs, answer_check=check)
+    options = dataclasses.replace(options, entailment=runs, answer_check=check, fallback=fallback)
     click.echo(
         f"quotebound serving on http://{host}:{port}/ with {workers} worker(s) (Ctrl-C stops)",
         err=True,

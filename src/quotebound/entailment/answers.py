@@ -56,7 +56,7 @@ ANSWER_FEATURES: tuple[str, ...] = (
     "evidence_words",
 )
 ANSWER_CHECKS: tuple[str, ...] = ("fast", "judge", "on", "off")  # ``on``: the judge (older name)
-DEFAULT_ANSWER_CHECK = "off"  # what ``ask`` runs unless told otherwise
+DEFAULT_ANSWER_CHECK = "fast"  # what the CLI's ``ask`` runs unless told otherwise
 SIMILARITY_SENTENCES = 4  # evidence sentences embedded per check, those nearest the question
 REFIT = "benchmarks/answer_check.py train-fast"
 

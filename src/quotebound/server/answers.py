@@ -24,6 +24,7 @@ from typing import Any
 from fastapi.responses import StreamingResponse
 
 from ..pipeline import Answer, AskOptions, Progress, ask
+from ..providers import ExtractiveProvider
 from ..store import ApiKey
 from .errors import reply_for
 from .schemas import AskIn
@@ -47,6 +48,7 @@ def run_ask(
         work=state.config.budget,
         entailment=state.tier.get() if state.tier is not None else None,
         answer_check=state.checker.get().answers if state.checker is not None else None,
+        fallback=ExtractiveProvider() if state.config.fallback else None,
     )
     provider = state.model.get()
     guard = nullcontext() if provider.thread_safe else state.model.call_lock

@@ -55,6 +55,8 @@ class ServerConfig:
     # the answer check every answer runs, made once from the tier (to share its encoder) on the
     # first answer it judges; None: off
     answer_check: Callable[[Backend | None], AnswerChecker] | None = None
+    # when an answer would be an abstention, the extractive provider's (AskOptions.fallback)
+    fallback: bool = False
 
 
 class Stores:

@@ -48,6 +48,7 @@ class ServeOptions:
     budget: dict[str, Any] = field(default_factory=lambda: dataclasses.asdict(Budget()))
     entailment: str = "off"  # the tier every answer runs: a backend name, or off
     answer_check: str = "off"  # the answer check every answer runs: fast, or off
+    fallback: str = "off"  # extractive: the sources' own sentences when an answer would abstain
 
     def to_env(self) -> str:
         return json.dumps(dataclasses.asdict(self))
@@ -73,6 +74,7 @@ class ServeOptions:
             budget=Budget(**self.budget),
             entailment=(lambda: tier) if tier is not None else self.tier(),
             answer_check=AnswerChecker.beside if self.answer_check == "fast" else None,
+            fallback=self.fallback == "extractive",
         )
 
     def tier(self) -> Callable[[], Backend] | None:
