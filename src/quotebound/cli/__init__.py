@@ -574,6 +574,17 @@ def _provider_options(command: Any) -> Any:
     return command
 
 
+# ``ask`` and ``serve``: the documents' own sentences when an answer would be an abstention.
+_fallback_option = click.option(
+    "--fallback",
+    type=click.Choice(["extractive", "off"]),
+    default="extractive",
+    show_default=True,
+    help="When the answer would be an abstention, serve the documents' own sentences that "
+    "pass verification and the answer check (extractive), or not (off).",
+)
+
+
 @cli.command("ask")
 @click.argument("question")
 @click.option("--corpus", "corpora", multiple=True, metavar="NAME", help="Search only NAME.")
@@ -596,14 +607,7 @@ def _provider_options(command: Any) -> Any:
 )
 @_budget_option
 @_entailment_options(DEFAULT_TIER)
-@click.option(
-    "--fallback",
-    type=click.Choice(["extractive", "off"]),
-    default="extractive",
-    show_default=True,
-    help="When the answer would be an abstention, serve the documents' own sentences that "
-    "pass verification and the answer check (extractive), or not (off).",
-)
+@_fallback_option
 @click.option(
     "--answer-check",
     type=click.Choice(ANSWER_CHECKS),

@@ -17,7 +17,16 @@ from ..entailment import BACKENDS, DEFAULT_TIER, ensure_installed, make_backend
 from ..entailment.base import Backend
 from ..errors import InputError, NotFoundError
 from ..store import ApiKey, open_store
-from . import EXIT_OK, EXIT_PROBLEMS, _emit, _provider_options, _store_option, cli, made_tier
+from . import (
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    _emit,
+    _fallback_option,
+    _provider_options,
+    _store_option,
+    cli,
+    made_tier,
+)
 
 
 @cli.command("check")
@@ -127,14 +136,7 @@ _BUDGET = Budget()  # the defaults of the serve options
     help="Check that each answer's verified quotes answer the question (as for ask); an "
     "answer they do not is an abstention.",
 )
-@click.option(
-    "--fallback",
-    type=click.Choice(["extractive", "off"]),
-    default="extractive",
-    show_default=True,
-    help="When an answer would be an abstention, serve the documents' own sentences that pass "
-    "verification and the answer check (as for ask).",
-)
+@_fallback_option
 @_store_option
 def serve_cmd(
     host: str,
