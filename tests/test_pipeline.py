@@ -813,7 +813,30 @@ def test_the_fallback_passes_the_answer_check_or_the_abstention_stands(store: St
     answer = ask(QUESTION, store, provider, options)
     assert answer.status == "abstained" and answer.claims == () and seen  # checked, refused
     assert "fallback_attempt" not in answer.counts and len(answer.verdicts) == 3
-    assert len(store.get_trace(answer.trace_id or "").attempts) == 3  # its attempt is traced
+    assert answer.counts["fallback_asked"] == 3 and answer.counts["answer_check_refused"] == 1
+    assert answer.counts["attempts"] == 2  # the model's
+    trace = store.get_trace(answer.trace_id or "")
+    assert len(trace.attempts) == 3  # its attempt is traced
+    # reverify knows the refused fallback's attempt is not the model's repair turn
+    again = reverify(trace, AskOptions())
+    assert again.status == "abstained" and again.repaired and len(again.verdicts) == 2
+
+
+class _Broken(ScriptedProvider):
+    name = "broken"  # another kind of provider than the model's (else it is not asked)
+
+
+def test_a_failed_fallback_leaves_the_abstention_and_is_not_replayed(store: Store) -> None:
+    ids = _ids(store, QUESTION)
+    wrong = ("In Germany, employees get 30 weeks of leave at full salary.", ids[GERMANY], GERMANY)
+    provider = ScriptedProvider([answer_json(wrong), answer_json(wrong)])
+    broken = _Broken([ProviderError("timeout", "boom")])
+    answer = ask(QUESTION, store, provider, AskOptions(fallback=broken))
+    assert answer.status == "abstained" and answer.error is None
+    assert answer.counts["fallback_asked"] == 3
+    trace = store.get_trace(answer.trace_id or "")
+    again = reverify(trace, AskOptions())
+    assert again.status == "abstained" and again.error is None
 
 
 def test_no_fallback_when_the_model_is_served_or_failed(store: Store) -> None:

@@ -807,3 +807,20 @@ def test_the_service_serves_the_documents_own_sentences_when_the_model_fails(
     assert any("16 weeks" in c["text"] for c in answer["claims"])
     trace = env.call("GET", f"/v1/traces/{answer['trace_id']}", env.alice).json()
     assert len(trace["attempts"]) == 3 and trace["counts"]["fallback_attempt"] == 3
+
+
+def test_serve_options_run_the_fallback_only_with_the_answer_check() -> None:
+    """serve --answer-check/--fallback reach every worker's config; the fallback only with a
+    check (unchecked, the extract would overrule a right abstention)."""
+    from quotebound.entailment.answers import AnswerChecker
+    from quotebound.server.workers import ServeOptions
+
+    made = ExtractiveProvider()
+    on = ServeOptions(answer_check="fast", fallback="extractive").config(made)
+    assert on.fallback and on.answer_check == AnswerChecker.beside
+    off = ServeOptions(answer_check="off", fallback="extractive").config(made)
+    assert not off.fallback and off.answer_check is None
+    assert not ServeOptions(answer_check="fast", fallback="off").config(made).fallback
+    # what the supervisor hands its workers: the same options, through the environment
+    again = ServeOptions(**json.loads(ServeOptions(answer_check="fast").to_env()))
+    assert again.answer_check == "fast" and again.fallback == "off"

@@ -324,7 +324,7 @@ def reverify(trace: TraceRecord, options: AskOptions | None = None) -> Answer:
     verdicts: list[Verdict] = []
     attempts: list[TraceAttempt] = []
     error: str | None = None
-    skipped = trace.counts.get("fallback_attempt", 0)
+    skipped = trace.counts.get("fallback_asked") or trace.counts.get("fallback_attempt", 0)
     for n, attempt in enumerate(trace.attempts, 1):
         if n == skipped:
             continue
@@ -342,9 +342,7 @@ def reverify(trace: TraceRecord, options: AskOptions | None = None) -> Answer:
         first = build_request(
             trace.question, working_set, opts.format, caps, opts.max_tokens, opts.policy
         )
-        fallback = partial(
-            _fallback, opts.fallback, first, opts, attempts, verdicts, clock, _silent
-        )
+        fallback = partial(_fallback, opts.fallback, first, opts, attempts, verdicts, clock)
     return _finish(
         trace.question,
         Pack(working_set, (), ()),
@@ -422,8 +420,9 @@ def _answer_pack(
             tell("repairing", {"failures": len(failures)})
             error = _attempt(provider, sent, opts, attempts, verdicts, clock, tell)
     fallback = None
-    if opts.fallback is not None and len(packed.working_set):
-        fallback = partial(_fallback, opts.fallback, request, opts, attempts, verdicts, clock, tell)
+    other = opts.fallback is not None and opts.fallback.name != provider.name  # not itself again
+    if opts.fallback is not None and other and len(packed.working_set):
+        fallback = partial(_fallback, opts.fallback, request, opts, attempts, verdicts, clock)
     return _finish(
         question,
         packed,
@@ -474,11 +473,10 @@ def _fallback(
     attempts: list[TraceAttempt],
     verdicts: list[Verdict],
     clock: _Clock,
-    tell: Progress,
 ) -> Verdict | None:
     """``opts.fallback`` asked ``request``: its verdict (appended to the attempts), or None
-    when it failed."""
-    error = _attempt(provider, request, opts, attempts, verdicts, clock, tell)
+    when it failed. Nothing is told (no model is writing)."""
+    error = _attempt(provider, request, opts, attempts, verdicts, clock, _silent)
     return None if error is not None else verdicts[-1]
 
 
@@ -502,26 +500,32 @@ def _finish(
     ``fallback``: asked for one more verdict when the answer would be an abstention)."""
     final = _best(verdicts)
     repaired = len(verdicts) > 1
+    models = list(verdicts)  # the model's verdicts (a fallback's is not the model's)
     answer = _checked_answer(question, packed, final, verdicts, error, model, opts, clock)
-    used = 0  # the fallback's attempt (1-based) when its answer is served
-    if fallback is not None and answer.status == "abstained" and error is None:
+    refused = answer.answer_check is not None and not answer.answer_check.supported
+    asked = used = 0  # the fallback's attempt (1-based): asked, and served
+    if fallback is not None and answer.status == "abstained":
         extra = fallback()
+        asked = len(attempts)
         if extra is not None:
             again = _checked_answer(question, packed, extra, verdicts, None, model, opts, clock)
+            refused = refused or (again.answer_check is not None and not again.claims)
             if again.claims:
-                answer, final, used = again, extra, len(verdicts)
+                answer, final, used = again, extra, asked
             else:  # the model's abstention stands; the fallback's attempt is in the trace
                 answer = _with(answer, verdicts=tuple(verdicts))
         answer = _with(answer, repaired=repaired)
-    counts = _counts(hits, packed, verdicts, answer)
+    counts = _counts(hits, packed, models, answer)
+    if asked:
+        counts["fallback_asked"] = asked
     if used:
         counts["fallback_attempt"] = used
     if retrieved is not None:
         counts["retrieved"] = retrieved
     counts["unaddressed"] = len(answer.unaddressed)
     counts["conflicts"] = len(answer.conflicts)
-    if answer.answer_check is not None:
-        counts["answer_check_refused"] = int(not answer.answer_check.supported)
+    if answer.answer_check is not None or refused:  # the check refused an answer of this ask
+        counts["answer_check_refused"] = int(refused)
     if final is not None:  # which attempt's verdict the answer shows (1-based)
         base = final if final in verdicts else verdicts[-1]
         counts["served_attempt"] = verdicts.index(base) + 1

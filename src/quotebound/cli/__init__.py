@@ -581,7 +581,8 @@ _fallback_option = click.option(
     default="extractive",
     show_default=True,
     help="When the answer would be an abstention, serve the documents' own sentences that "
-    "pass verification and the answer check (extractive), or not (off).",
+    "pass verification and the answer check (extractive; with --answer-check off, off), or "
+    "not (off).",
 )
 
 
@@ -655,7 +656,8 @@ def ask_cmd(
             budget_chars=budget,
             entailment=backend,
             answer_check=checker.answers if checker is not None else None,
-            fallback=ExtractiveProvider() if fallback == "extractive" else None,
+            # (only with a check: unchecked, the extract would overrule a right abstention)
+            fallback=ExtractiveProvider() if fallback == "extractive" and checker else None,
         )
         with open_store(store_url) as store:
             answer = ask(question, store, chosen, options)
@@ -714,9 +716,7 @@ def _answer_report(answer: Answer) -> str:
     lines: list[str] = []
     if answer.claims:
         if answer.counts.get("fallback_attempt"):
-            lines.append(
-                "The model's answer did not pass verification; the documents' own sentences:"
-            )
+            lines.append("The model's answer was not served; the documents' own sentences:")
         for claim in answer.claims:
             marks = "".join(f"[{n}]" for n in claim.cards)
             lines.append(f"{' '.join(claim.text.split())} {marks}".rstrip())

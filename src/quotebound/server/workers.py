@@ -74,7 +74,8 @@ class ServeOptions:
             budget=Budget(**self.budget),
             entailment=(lambda: tier) if tier is not None else self.tier(),
             answer_check=AnswerChecker.beside if self.answer_check == "fast" else None,
-            fallback=self.fallback == "extractive",
+            # (only with a check: unchecked, the extract would overrule a right abstention)
+            fallback=self.fallback == "extractive" and self.answer_check != "off",
         )
 
     def tier(self) -> Callable[[], Backend] | None:
