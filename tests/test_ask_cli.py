@@ -212,6 +212,29 @@ def test_a_light_install_skips_the_default_tier_with_a_warning(
     assert rc == 2 and json.loads(out)["error"]["code"] == "entailment_setup"
 
 
+@pytest.mark.usefixtures("corpus")
+def test_a_light_install_skips_the_default_answer_check_with_a_warning(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No MiniLM: the default answer check is skipped, said on stderr (and so the fallback,
+    which runs only with a check); one the user named is the error."""
+    import quotebound.entailment.answers as answers
+    from quotebound.entailment import EntailmentError
+    from quotebound.entailment.heuristic import EXTRA_HINT
+
+    def missing(*args: object, **kwargs: object) -> object:
+        raise EntailmentError(f"all-MiniLM-L6-v2 needs sentence_transformers: {EXTRA_HINT}")
+
+    _no_entail_extra(monkeypatch)
+    monkeypatch.setattr(answers, "load_minilm", missing)
+    args = ["ask", "How many weeks of parental leave in Germany?", "--json", *EXTRACTIVE]
+    rc, out, err = run(args, capsys)
+    assert rc == 0 and json.loads(out)["answer_check"] is None
+    assert "warning: the fast answer check is off" in err and "--answer-check off" in err
+    rc, out, _ = run([*args, "--answer-check", "fast"], capsys)
+    assert rc == 2 and json.loads(out)["error"]["code"] == "entailment_setup"
+
+
 def test_ensure_installed_names_the_extra_and_loads_nothing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
