@@ -281,7 +281,9 @@ def train_fast(args: argparse.Namespace) -> None:
     into the package (``answer_checker.json``)."""
     from quotebound.entailment.answers import ANSWER_FEATURES, AnswerChecker
 
-    weights = fit_fast(AnswerChecker(Weights(ANSWER_FEATURES, *_BLANK)))
+    n = len(ANSWER_FEATURES)  # placeholder weights while it computes what it is fitted on
+    blank = Weights(ANSWER_FEATURES, (0.0,) * n, (1.0,) * n, (0.0,) * n, 0.0, 0.5, {})
+    weights = fit_fast(AnswerChecker(blank))
     ANSWER_WEIGHTS.write_text(json.dumps(weights.to_dict(), indent=2) + "\n", "utf-8")
     print(
         f"threshold {weights.threshold} (fit half: balanced accuracy "
@@ -291,10 +293,12 @@ def train_fast(args: argparse.Namespace) -> None:
     )
     for name, coef in zip(ANSWER_FEATURES, weights.coef, strict=True):
         print(f"  {name:>16} {coef:+.3f}")
+    print(
+        "the shipped threshold is now the one fitted on sentences: refit it on served answers "
+        "with `fit-served FILE --check fast` (an answer_quality.py --skip 100 run)"
+    )
 
 
-# A checker's placeholder weights while it computes the features it is fitted on.
-_BLANK = ((0.0,) * 7, (1.0,) * 7, (0.0,) * 7, 0.0, 0.5, {})
 ANSWER_WEIGHTS = ROOT / "src" / "quotebound" / "entailment" / "answer_checker.json"
 
 

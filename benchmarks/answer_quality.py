@@ -33,6 +33,9 @@ without it. Its threshold was fitted (``benchmarks/answer_check.py``) on CLAPNQ 
 the first 100 per split that this script asks, so samples up to ``--per-split 100`` are held out.
     .venv/bin/python benchmarks/answer_quality.py --providers extractive --per-split 300
 
+``--store FILE`` keeps the store (passages and every answer's trace, with what the model
+wrote): ``benchmarks/answer_replay.py`` verifies those answers again under other settings.
+
 ``--answer-check fast --fallback extractive`` runs what ``quotebound ask`` runs by default
 (the fast answer check acting, and the sources' own sentences when an answer would abstain).
 

@@ -180,7 +180,8 @@ class AskOptions:
     # the answer check refused it), ask this provider the first request once more: the
     # extractive one answers with the sources' own sentences. Its answer is verified, support-
     # checked and answer-checked like the model's and served only if it passes (traced as one
-    # more attempt, ``counts.fallback_attempt``). None: no fallback.
+    # more attempt: ``counts.fallback_asked``, and ``fallback_attempt`` when served). Never
+    # asked when it is the answering provider's own kind. None: no fallback.
     fallback: Provider | None = None
 
 
@@ -342,7 +343,7 @@ def reverify(trace: TraceRecord, options: AskOptions | None = None) -> Answer:
         first = build_request(
             trace.question, working_set, opts.format, caps, opts.max_tokens, opts.policy
         )
-        fallback = partial(_fallback, opts.fallback, first, opts, attempts, verdicts, clock)
+        fallback = partial(_attempt, opts.fallback, first, opts, attempts, verdicts, clock, _silent)
     return _finish(
         trace.question,
         Pack(working_set, (), ()),
@@ -419,10 +420,11 @@ def _answer_pack(
                 tell("claims", {"claims": shown_claims, "cards": [c.to_dict() for c in cards]})
             tell("repairing", {"failures": len(failures)})
             error = _attempt(provider, sent, opts, attempts, verdicts, clock, tell)
-    fallback = None
-    other = opts.fallback is not None and opts.fallback.name != provider.name  # not itself again
-    if opts.fallback is not None and other and len(packed.working_set):
-        fallback = partial(_fallback, opts.fallback, request, opts, attempts, verdicts, clock)
+    fallback = None  # (never the provider itself again; nothing told: no model is writing)
+    if opts.fallback is not None and opts.fallback.name != provider.name and packed.working_set:
+        fallback = partial(
+            _attempt, opts.fallback, request, opts, attempts, verdicts, clock, _silent
+        )
     return _finish(
         question,
         packed,
@@ -466,20 +468,6 @@ def _checked_answer(
     return answer
 
 
-def _fallback(
-    provider: Provider,
-    request: Request,
-    opts: AskOptions,
-    attempts: list[TraceAttempt],
-    verdicts: list[Verdict],
-    clock: _Clock,
-) -> Verdict | None:
-    """``opts.fallback`` asked ``request``: its verdict (appended to the attempts), or None
-    when it failed. Nothing is told (no model is writing)."""
-    error = _attempt(provider, request, opts, attempts, verdicts, clock, _silent)
-    return None if error is not None else verdicts[-1]
-
-
 def _finish(
     question: str,
     packed: Pack,
@@ -493,11 +481,12 @@ def _finish(
     clock: _Clock,
     store: Store | None,
     retrieved: int | None = None,
-    fallback: Callable[[], Verdict | None] | None = None,
+    fallback: Callable[[], str | None] | None = None,
 ) -> Answer:
     """The served answer from the verdicts of the attempts made, traced to ``store``
     (``retrieved``: how many sources were offered, where they were not the store's hits;
-    ``fallback``: asked for one more verdict when the answer would be an abstention)."""
+    ``fallback``: one more attempt, made when the answer would be an abstention; it returns
+    its error, as ``_attempt`` does)."""
     final = _best(verdicts)
     repaired = len(verdicts) > 1
     models = list(verdicts)  # the model's verdicts (a fallback's is not the model's)
@@ -505,9 +494,10 @@ def _finish(
     refused = answer.answer_check is not None and not answer.answer_check.supported
     asked = used = 0  # the fallback's attempt (1-based): asked, and served
     if fallback is not None and answer.status == "abstained":
-        extra = fallback()
+        failed = fallback()
         asked = len(attempts)
-        if extra is not None:
+        if failed is None:
+            extra = verdicts[-1]
             again = _checked_answer(question, packed, extra, verdicts, None, model, opts, clock)
             refused = refused or (again.answer_check is not None and not again.claims)
             if again.claims:
