@@ -200,6 +200,49 @@ def _bm25_postings(dialect: str) -> Migration:
     )
 
 
+# A chunk text's postings as ``term_postings`` packs them: its id (4 bytes), the lexeme's term
+# frequency and the text's length in lexemes (2 bytes each, capped at 32,767), big-endian, in
+# one segment per lexeme and write; ``PostgresStore`` scores them with numpy.
+PG_POSTING_TF = f"least({PG_TF.replace('positions', 'u.positions')}, 32767)::int2"
+PG_POSTING_LEN = "least(l.len, 32767)::int2"
+PG_POSTINGS = (
+    "SELECT u.lexeme, count(*), string_agg(int4send(c.id::int4), '' ORDER BY c.id), "
+    f"string_agg(int2send({PG_POSTING_TF}), '' ORDER BY c.id), "
+    f"string_agg(int2send({PG_POSTING_LEN}), '' ORDER BY c.id) "
+    f"FROM chunk_texts c CROSS JOIN LATERAL (SELECT coalesce(sum({PG_TF}), 0) AS len "
+    "FROM unnest(c.tsv)) l CROSS JOIN LATERAL unnest(c.tsv) u "
+)
+
+
+def _packed_postings(dialect: str) -> Migration:
+    """PostgreSQL's postings packed: for each lexeme, segments holding every chunk text that
+    has it (``term_postings``: ids, term frequencies and lengths as arrays of big-endian
+    integers, stored uncompressed), read whole by a search and scored with the corpus's real
+    average length (``term_stats.lexemes`` of ``''``: the lexemes of every chunk text). Ingest
+    adds one segment per lexeme of the texts it stores first, in its transaction; segments of
+    like size are merged after (``PostgresStore._ingested``). The per-row weights of 0007
+    (``chunk_terms``, 90% of a store's size) are dropped: nothing reads them. Chunk text ids
+    must fit in 4 bytes (2,147,483,647). SQLite ranks with FTS5 and keeps none."""
+    if dialect != "postgresql":
+        return Migration("0008_packed_postings", ())
+    return Migration(
+        "0008_packed_postings",
+        (
+            "LOCK TABLE chunk_texts IN SHARE ROW EXCLUSIVE MODE",
+            """CREATE TABLE term_postings (
+                term TEXT NOT NULL, seg BIGSERIAL, n INTEGER NOT NULL, ids BYTEA NOT NULL,
+                tfs BYTEA NOT NULL, lens BYTEA NOT NULL, PRIMARY KEY (term, seg))""",
+            "ALTER TABLE term_postings ALTER COLUMN ids SET STORAGE EXTERNAL, "
+            "ALTER COLUMN tfs SET STORAGE EXTERNAL, ALTER COLUMN lens SET STORAGE EXTERNAL",
+            f"INSERT INTO term_postings (term, n, ids, tfs, lens) {PG_POSTINGS} GROUP BY u.lexeme",
+            "ALTER TABLE term_stats ADD COLUMN lexemes BIGINT NOT NULL DEFAULT 0",
+            f"""UPDATE term_stats SET lexemes = (SELECT coalesce(sum({PG_TF}), 0)
+                FROM chunk_texts c CROSS JOIN LATERAL unnest(c.tsv)) WHERE term = ''""",
+            "DROP TABLE chunk_terms",
+        ),
+    )
+
+
 _MIGRATIONS: tuple[Callable[[str], Migration], ...] = (
     _corpus,
     _traces,
@@ -208,6 +251,7 @@ _MIGRATIONS: tuple[Callable[[str], Migration], ...] = (
     _attempt_errors,
     _originals,
     _bm25_postings,
+    _packed_postings,
 )
 
 

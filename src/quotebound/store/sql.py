@@ -253,6 +253,7 @@ class SQLStore(IntegrityMixin, AccessMixin, Store):
             self._put_blob(cur, doc.hash, doc.text)
             self._set_acl(cur, doc_id, groups)
             self._insert_chunks(cur, doc_id, chunks)
+        self._ingested()
         return IngestResult(key, version, "added" if version == 1 else "new_version", len(chunks))
 
     def _acl(self, cur: Cursor, doc_id: int) -> list[str]:
@@ -339,6 +340,10 @@ class SQLStore(IntegrityMixin, AccessMixin, Store):
     def _chunks_added(self, cur: Cursor, added: list[tuple[int, str]]) -> None:
         """Called in the ingest's transaction with the chunk texts it stored for the first
         time (id, text): a backend may keep statistics of its full-text index with them."""
+
+    def _ingested(self) -> None:
+        """Called after an ingest that stored a new version committed: a backend may tidy its
+        full-text index then, in transactions of its own."""
 
     def _put_original(self, cur: Cursor, data: bytes, media_type: str) -> str:
         digest = hashlib.sha256(data).hexdigest()
