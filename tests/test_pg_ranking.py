@@ -155,9 +155,15 @@ def _postings(conn: Any) -> Counter[tuple[str, int, int, int]]:
     return out
 
 
+@pytest.fixture(autouse=True)
+def _merge_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Segments merged after every ingest (``_in_step`` checks they were)."""
+    monkeypatch.setattr(pg, "_MERGE_EVERY", 1)
+
+
 def _in_step(conn: Any) -> None:
     """term_postings and term_stats are what the stored chunk texts make, each posting once;
-    and no lexeme holds ``_TIER`` segments of one size (merged after each ingest)."""
+    and no lexeme holds ``_TIER`` segments of one size (merged after the ingest)."""
     want = Counter(
         (str(t), int(c), int(tf), int(n))
         for t, c, tf, n in conn.execute(
@@ -233,6 +239,25 @@ def test_a_merge_held_off_by_another_merger_is_done_later(pg_url: str) -> None:
         again = store.search("staff rule", limit=6)  # (scores moved: one more text counted)
         assert [h.key for h in again] == [h.key for h in hits]
         assert _close(again, reference(store, "staff rule", None, (), 6))
+
+
+def test_segments_merge_every_few_ingests_and_when_the_store_closes(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pg, "_MERGE_EVERY", 8)
+    count = "SELECT count(*) FROM term_postings WHERE term = 'staff'"
+    with open_store(pg_url) as store:
+        for n in range(7):
+            store.ingest("c", *make_doc(f"d{n}.txt", f"Staff rule {n}."))
+        assert store._conn.execute(count).fetchone()[0] == 7  # not yet
+        store.ingest("c", *make_doc("d7.txt", "Staff rule 7."))
+        assert store._conn.execute(count).fetchone()[0] == 1  # the eight of one size merged into one
+        _in_step(store._conn)
+        for n in range(8, 13):
+            store.ingest("c", *make_doc(f"d{n}.txt", f"Staff rule {n}."))
+    with open_store(pg_url) as store:  # the first closed after merging its last five
+        assert store._conn.execute(count).fetchone()[0] == 2
+        _in_step(store._conn)
 
 
 def test_a_rolled_back_write_leaves_nothing(pg_url: str) -> None:

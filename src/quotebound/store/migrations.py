@@ -220,8 +220,9 @@ def _packed_postings(dialect: str) -> Migration:
     integers, stored uncompressed), read whole by a search and scored with the corpus's real
     average length (``term_stats.lexemes`` of ``''``: the lexemes of every chunk text). Ingest
     adds one segment per lexeme of the texts it stores first, in its transaction; segments of
-    like size are merged after (``PostgresStore._ingested``). The per-row weights of 0007
-    (``chunk_terms``, 90% of a store's size) are dropped: nothing reads them. Chunk text ids
+    like size are merged after (``PostgresStore.merge_postings``). The per-row weights of 0007
+    (``chunk_terms``, 90% of a store's size) and the GIN index on ``tsv`` (the first ranker's)
+    are dropped: nothing reads them. Chunk text ids
     must fit in 4 bytes (2,147,483,647). SQLite ranks with FTS5 and keeps none."""
     if dialect != "postgresql":
         return Migration("0008_packed_postings", ())
@@ -234,11 +235,15 @@ def _packed_postings(dialect: str) -> Migration:
                 tfs BYTEA NOT NULL, lens BYTEA NOT NULL, PRIMARY KEY (term, seg))""",
             "ALTER TABLE term_postings ALTER COLUMN ids SET STORAGE EXTERNAL, "
             "ALTER COLUMN tfs SET STORAGE EXTERNAL, ALTER COLUMN lens SET STORAGE EXTERNAL",
+            # (merges replace rows all the time: vacuumed sooner than the default 20% dead)
+            "ALTER TABLE term_postings SET (autovacuum_vacuum_scale_factor = 0.02, "
+            "toast.autovacuum_vacuum_scale_factor = 0.02)",
             f"INSERT INTO term_postings (term, n, ids, tfs, lens) {PG_POSTINGS} GROUP BY u.lexeme",
             "ALTER TABLE term_stats ADD COLUMN lexemes BIGINT NOT NULL DEFAULT 0",
             f"""UPDATE term_stats SET lexemes = (SELECT coalesce(sum({PG_TF}), 0)
                 FROM chunk_texts c CROSS JOIN LATERAL unnest(c.tsv)) WHERE term = ''""",
             "DROP TABLE chunk_terms",
+            "DROP INDEX IF EXISTS chunk_texts_tsv",
         ),
     )
 

@@ -60,6 +60,9 @@ _VISIBLE = (
 # next ingest); a merge deletes the segments it reads and writes them back as one, in one
 # statement, so a search's snapshot holds either the old segments or the new one.
 _TIER = 4
+# Merging reads the segment sizes of every lexeme touched (~430 for a 20-chunk document): done
+# every ``_MERGE_EVERY`` ingests of one store object and when it closes, for all of them at once.
+_MERGE_EVERY = 8
 _MERGE_LOCK = "quotebound:postings-merge"
 _MERGE = (
     "WITH m(term, seg, grp) AS (SELECT * FROM unnest(%s::text[], %s::bigint[], %s::int[])), "
@@ -170,6 +173,7 @@ class PostgresStore(SQLStore):
         self.last_search_bounds: tuple[str, ...] = ()
         # lexemes whose segments an ingest added, to merge: the size past the tiers to read
         self._touched: dict[str, int] = {}
+        self._unmerged = 0  # ingests since the last merge
         try:
             self._conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:
@@ -245,11 +249,18 @@ class PostgresStore(SQLStore):
             self._touched[str(term)] = max(self._touched.get(str(term), 0), _below(int(n)))
 
     def _ingested(self) -> None:
-        """After an ingest committed: the segments of the lexemes it touched merged where
+        """After an ingest committed: every ``_MERGE_EVERY`` ingests of this store object
+        (and when it closes), ``merge_postings``."""
+        self._unmerged += 1
+        if self._unmerged >= _MERGE_EVERY:
+            self.merge_postings()
+
+    def merge_postings(self) -> None:
+        """The segments of the lexemes this store object's ingests touched, merged where
         ``_TIER`` of one size have gathered (``_merges``), in a transaction of their own; only
         the tiers the new segments joined are read, then those the merged ones join. When
-        another writer is merging, nothing waits: the lexemes are merged after a later ingest
-        (until then a search reads a few more segments, with the same results)."""
+        another writer is merging, nothing waits: the lexemes are merged later (until then a
+        search reads a few more segments, with the same results)."""
         if not self._touched:
             return
         touched = dict(self._touched)
@@ -258,15 +269,11 @@ class PostgresStore(SQLStore):
             if not cur.fetchone()[0]:
                 return
             while touched:
-                # (OFFSET 0 keeps the planner from hashing the whole table: one index range
-                # per lexeme, measured 30 -> 9 ms for a 20-chunk document's 430 lexemes)
                 cur.execute(
-                    "SELECT t.term, p.seg, p.n FROM unnest(%s::text[], %s::bigint[]) "
-                    "t(term, below) CROSS JOIN LATERAL (SELECT seg, n FROM term_postings "
-                    "WHERE term = t.term AND n < t.below OFFSET 0) p",
-                    (list(touched), list(touched.values())),
+                    "SELECT term, seg, n FROM term_postings WHERE term = ANY(%s)", (list(touched),)
                 )
-                terms, segs, groups = _merges(cur.fetchall())
+                sizes = [r for r in cur.fetchall() if int(r[2]) < touched[str(r[0])]]
+                terms, segs, groups = _merges(sizes)
                 if not terms:
                     break
                 cur.execute(_MERGE, (terms, segs, groups))
@@ -274,6 +281,7 @@ class PostgresStore(SQLStore):
                 for term, n in cur.fetchall():
                     touched[str(term)] = max(touched.get(str(term), 0), _below(int(n)))
         self._touched.clear()
+        self._unmerged = 0
 
     def backup(self, dest: Path) -> Backup:
         """``pg_dump --format=custom`` of the store's database to ``dest``, then the archive
@@ -291,7 +299,12 @@ class PostgresStore(SQLStore):
         return Backup(self.url, str(dest), "pg_dump", dest.stat().st_size, traces, None, entries)
 
     def close(self) -> None:
-        self._conn.close()
+        try:
+            self.merge_postings()
+        except StoreError:
+            pass  # (a lost connection: the lexemes are merged after later ingests)
+        finally:
+            self._conn.close()
 
 
 def _tool(name: str) -> str:
