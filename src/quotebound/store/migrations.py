@@ -154,8 +154,9 @@ def _originals(dialect: str) -> Migration:
     )
 
 
-# BM25 as PostgreSQL ranks it (``postgres._ranked``): FTS5's constants, and a fixed average
-# chunk length in lexemes, so a chunk's weight for a word never changes after it is stored.
+# BM25 on PostgreSQL: FTS5's constants (``postgres._scores`` ranks with them and the corpus's
+# real average length); 0007's stored weights used a fixed average chunk length in lexemes
+# (``PG_BM25_AVG_LEN``, ``PG_WEIGHT``: kept for that migration, which 0008 undoes).
 PG_BM25_K1 = 1.2
 PG_BM25_B = 0.75
 PG_BM25_AVG_LEN = 64.0

@@ -130,10 +130,10 @@ def _scores(rows: list[tuple[Any, ...]], total: int, lexemes: int) -> tuple[Any,
         by_term.setdefault(str(row[0]), []).append(row)
     for segments in by_term.values():
         idf = _idf(total, sum(int(r[1]) for r in segments))
-        tf = np.frombuffer(b"".join(bytes(r[3]) for r in segments), ">i2").astype(np.float64)
-        length = np.frombuffer(b"".join(bytes(r[4]) for r in segments), ">i2")
+        tf = np.frombuffer(b"".join(r[3] for r in segments), ">i2").astype(np.float64)
+        length = np.frombuffer(b"".join(r[4] for r in segments), ">i2")
         norm = PG_BM25_K1 * ((1 - PG_BM25_B) + PG_BM25_B * length.astype(np.float64) / avg)
-        ids.append(np.frombuffer(b"".join(bytes(r[2]) for r in segments), ">i4"))
+        ids.append(np.frombuffer(b"".join(r[2] for r in segments), ">i4"))
         weights.append(idf * tf * (PG_BM25_K1 + 1) / (tf + norm))
     if not ids:
         return None
@@ -253,7 +253,8 @@ class PostgresStore(SQLStore):
 
     def _ingested(self) -> None:
         """After an ingest committed: every ``_MERGE_EVERY`` ingests of this store object
-        (and when it closes), ``merge_postings``."""
+        (and when it closes), ``merge_postings``; after one held off by another merger, at
+        each ingest until it runs."""
         self._unmerged += 1
         if self._unmerged >= _MERGE_EVERY:
             self.merge_postings()
