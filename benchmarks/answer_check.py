@@ -42,6 +42,12 @@ The fast answer check (``quotebound.entailment.answers``, ``ask --answer-check f
 
     .venv/bin/python benchmarks/answer_check.py train-fast
     .venv/bin/python benchmarks/answer_check.py fit-served /tmp/fit.json --check fast
+
+``best-sentence`` measures the ranked fallback on passages alone (no model): which sentence it
+copies, ranked by the fast check or by the question's words, and how often that is an answer
+sentence of the annotators'.
+
+    .venv/bin/python benchmarks/answer_check.py best-sentence --skip 100 --per-split 50
 """
 
 from __future__ import annotations
@@ -284,7 +290,12 @@ def train_fast(args: argparse.Namespace) -> None:
     n = len(ANSWER_FEATURES)  # placeholder weights while it computes what it is fitted on
     blank = Weights(ANSWER_FEATURES, (0.0,) * n, (1.0,) * n, (0.0,) * n, 0.0, 0.5, {})
     weights = fit_fast(AnswerChecker(blank))
-    ANSWER_WEIGHTS.write_text(json.dumps(weights.to_dict(), indent=2) + "\n", "utf-8")
+    data = weights.to_dict()
+    old = json.loads(ANSWER_WEIGHTS.read_text("utf-8")).get("meta", {})
+    for key in ("extract_threshold", "extract_threshold_fitted_on"):  # kept until refitted
+        if key in old:
+            data["meta"][key] = old[key]
+    ANSWER_WEIGHTS.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
     print(
         f"threshold {weights.threshold} (fit half: balanced accuracy "
         f"{weights.meta['fit_balanced_accuracy']}, n={weights.meta['fit_rows']}); held-out half: "
@@ -295,7 +306,9 @@ def train_fast(args: argparse.Namespace) -> None:
         print(f"  {name:>16} {coef:+.3f}")
     print(
         "the shipped threshold is now the one fitted on sentences: refit it on served answers "
-        "with `fit-served FILE --check fast` (an answer_quality.py --skip 100 run)"
+        "with `fit-served FILE --check fast` (an answer_quality.py --skip 100 run), and the "
+        "ranked fallback's meta.extract_threshold (kept from before) by replaying that run: "
+        "answer_replay.py RUN STORE --fallback ranked --extract-threshold 0.6 0.65 0.7"
     )
 
 
@@ -349,11 +362,54 @@ def fit_fast(checker: Any) -> Weights:
     )
 
 
+def best_sentence(args: argparse.Namespace) -> None:
+    """Which sentence of each passage the extractive fallback copies, ranked by the fast check
+    (``AnswerChecker.extractor``) or by the question's words (``ExtractiveProvider()``): how
+    often it is one of the annotators' answer sentences (answerable questions), and how often
+    the ranked one abstains (unanswerable ones), on ``--per-split`` questions of each label
+    after answer_quality.py's reported samples (``--skip``, at least 100)."""
+    from quotebound import Source, WorkingSet
+    from quotebound.entailment.answers import AnswerChecker
+    from quotebound.providers import ExtractiveProvider
+
+    if args.skip < REPORTED:
+        sys.exit(f"--skip must be at least {REPORTED}: the reported samples are not measured here")
+    checker = AnswerChecker()
+    ranked, unranked = checker.extractor(1), ExtractiveProvider(max_claims=1)
+    floorless = checker.extractor(1, 0.0)
+    tally = {"gold": [0, 0, 0], "answered": [0, 0], "n": [0, 0]}
+    for item in load(args.per_split, SEED, args.skip):
+        ws = WorkingSet([Source(id="S1", text=item.passage, title=item.title)])
+        yes = int(item.answerable)
+        tally["n"][yes] += 1
+        tally["answered"][yes] += bool(ranked.select(item.question, ws))
+        if not yes or not item.gold:
+            continue
+        for k, provider in enumerate((floorless, unranked, ranked)):
+            chosen = provider.select(item.question, ws)
+            gold = any(c.text.strip() in g or g in c.text for c in chosen for g in item.gold)
+            tally["gold"][k] += gold
+    n_no, n_yes = tally["n"]
+    print(
+        f"CLAPNQ dev, {n_yes} answerable + {n_no} unanswerable questions after --skip {args.skip}"
+    )
+    for k, name in enumerate(("ranked, any score", "by the question's words", "ranked, served")):
+        print(f"  best sentence an answer sentence, {name:>24}: {tally['gold'][k]}/{n_yes}")
+    print(
+        f"  ranked: answers {tally['answered'][1]}/{n_yes} answerable, abstains on "
+        f"{n_no - tally['answered'][0]}/{n_no} unanswerable (floor {ranked.min_score:g})"
+    )
+    checker.close()
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("command", choices=("score", "fit", "fit-served", "train-fast"))
+    parser.add_argument(
+        "command", choices=("score", "fit", "fit-served", "train-fast", "best-sentence")
+    )
     parser.add_argument("file", nargs="?", help="fit-served: an answer_quality.py --json file")
     parser.add_argument("--per-split", type=int, default=60)
+    parser.add_argument("--skip", type=int, default=REPORTED, help="best-sentence: after these")
     parser.add_argument("--model", default=JUDGE_MODEL)
     parser.add_argument(
         "--check",
@@ -368,6 +424,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "fit": fit,
         "fit-served": fit_served,
         "train-fast": train_fast,
+        "best-sentence": best_sentence,
     }
     commands[args.command](args)
 

@@ -249,7 +249,8 @@ def run(
     provider = make(name)
     backend = None if tier == "off" else make_backend(tier)
     checker = None
-    fast = AnswerChecker.beside(backend).answers if check == "fast" else None
+    fast_check = AnswerChecker.beside(backend) if check == "fast" else None
+    fast = fast_check.answers if fast_check is not None else None
     if check not in ("off", "fast") and name != "extractive":
         own = provider.model == JUDGE_MODEL
         checker = JudgeBackend(provider if own else make("local-1.5b"))
@@ -272,7 +273,13 @@ def run(
                         entailment=backend,
                         answer_check=checker.answers if checker is not None and acting else fast,
                         reanchor=reanchor,
-                        fallback=ExtractiveProvider() if fallback else None,
+                        fallback=(
+                            fast_check.extractor()
+                            if fast_check is not None
+                            else ExtractiveProvider()
+                        )
+                        if fallback
+                        else None,
                     ),
                 )
                 score(tally, item, answer, time.perf_counter() - started)

@@ -66,6 +66,22 @@ def answer_checks(names: Sequence[str], tier: Backend | None) -> dict[str, Any]:
     return out
 
 
+def fallback_of(
+    name: str, checker: Any, ranker: Any, floor: float | None, claims: int | None
+) -> Any:
+    """The fallback provider by name: ``ranked`` by the answer check (by ``ranker``, the fast
+    one, when the check is not it; ``floor`` and ``claims`` as asked, else the shipped ones),
+    ``extractive`` by the question's words, ``off``: None."""
+    if name == "extractive":
+        return ExtractiveProvider()
+    if name == "ranked":
+        from quotebound.entailment.answers import EXTRACT_CLAIMS, AnswerChecker
+
+        own = checker if isinstance(checker, AnswerChecker) else ranker
+        return own.extractor(claims or EXTRACT_CLAIMS, floor)
+    return None
+
+
 def served_flaws(answer: Answer) -> tuple[int, int]:
     """Fragments and decorative citations (no content word shared with the claim) served."""
     fragments = decorative = 0
@@ -128,9 +144,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--fallback",
         nargs="+",
         default=["off"],
-        choices=("off", "extractive"),
-        help="AskOptions.fallback: extractive serves the sources' own sentences that pass "
-        "verification and the answer check when the answer would be an abstention",
+        choices=("off", "extractive", "ranked"),
+        help="AskOptions.fallback: the sources' own sentences that pass verification and the "
+        "answer check when the answer would be an abstention; extractive: those covering the "
+        "question best; ranked: those the fast answer check scores as answering (ask's default "
+        "beside the fast check)",
+    )
+    parser.add_argument(
+        "--extract-threshold",
+        nargs="+",
+        type=float,
+        default=[None],
+        help="ranked: the least score of a copied sentence (default: the shipped "
+        "meta.extract_threshold); several to compare",
+    )
+    parser.add_argument(
+        "--extract-claims", nargs="+", type=int, default=[None], help="ranked: most sentences"
     )
     parser.add_argument("--changes", action="store_true", help="list the questions that changed")
     args = parser.parse_args(argv)
@@ -151,21 +180,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in args.entailment:
         tier = None if name == "off" else make_backend(name)
         checks = answer_checks(args.answer_check, tier)
+        ranker = None
+        if "ranked" in args.fallback:
+            from quotebound.entailment.answers import AnswerChecker
+
+            ranker = next(
+                (c for c in checks.values() if isinstance(c, AnswerChecker)), None
+            ) or AnswerChecker.beside(tier)
+        falls = [
+            (fall, floor, claims)
+            for fall in args.fallback
+            for floor in (args.extract_threshold if fall == "ranked" else [None])
+            for claims in (args.extract_claims if fall == "ranked" else [None])
+        ]
         try:
-            for (check_name, checker), fall in itertools.product(checks.items(), args.fallback):
-                extract = ExtractiveProvider() if fall == "extractive" else None
+            for (check_name, checker), (fall, floor, claims) in itertools.product(
+                checks.items(), falls
+            ):
+                extract = fallback_of(fall, checker, ranker, floor, claims)
                 check = None if checker is None else checker.answers
                 result = replay(rows, url, tier, check, extract)
+                label = (
+                    fall
+                    if fall != "ranked"
+                    else f"ranked@{extract.min_score:g}x{extract.max_claims}"
+                )
                 print(
                     f"{name:>12}  {check_name:>12}  {result['correct']:>27}  "
                     f"{result['false']:>22}  {result['fragments']:>9}  {result['decorative']:>10}"
-                    f"  {fall:>8}  {result['fallbacks']:>11}"
+                    f"  {label:>8}  {result['fallbacks']:>11}"
                 )
                 if args.changes:
                     for line in result["changed"]:
                         print(f"      {line}")
         finally:
-            for checker in checks.values():
+            for checker in [*checks.values(), ranker]:
                 if checker is not None:
                     checker.close()
             if tier is not None:

@@ -5,6 +5,8 @@ all-MiniLM-L6-v2 throughout."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +23,7 @@ from quotebound.entailment.answers import (
 )
 from quotebound.entailment.base import EntailmentError
 from quotebound.entailment.learned import FastChecker, Weights
+from quotebound.providers.base import ProviderError
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAPNQ = ROOT.parent / "shared" / "data" / "clapnq" / "clapnq_dev_answerable.jsonl"
@@ -145,3 +148,55 @@ def test_beside_the_fast_tier_it_shares_its_encoder(checker: AnswerChecker) -> N
     shared = AnswerChecker.beside(fast)
     assert shared._encoder is fast.encoder and shared._lock is fast.encoder_lock
     assert shared.answers(QUESTION, ANSWERS).supported
+
+
+def test_its_extractor_copies_the_sentence_it_scores_as_answering(checker: AnswerChecker) -> None:
+    from quotebound import Source, WorkingSet, verify
+    from quotebound.contract import build_request
+
+    ws = WorkingSet(
+        [
+            Source(id="S1", text="Berlin's museums, zoo and parks draw many visitors."),
+            Source(id="S2", text=f"{ON_TOPIC} {ANSWERS}"),
+        ]
+    )
+    extractor = checker.extractor()
+    assert (
+        extractor.model == "extractive-ranked"
+        and extractor.min_score == checker.weights.meta["extract_threshold"]
+    )
+    out = extractor.complete(build_request(QUESTION, ws, "json", extractor.capabilities)).text
+    claims = json.loads(out)["claims"]
+    assert [c["text"] for c in claims] == [ANSWERS]
+    assert verify(ws, out, "json").status == "grounded"
+    scores = checker.scores(QUESTION, [ANSWERS, ON_TOPIC])
+    assert scores[0] is not None and scores[1] is not None and scores[0] > checker.extract_threshold
+    assert scores[1] < checker.weights.threshold
+    # no sentence answers: an abstention; an encoder that fails: the attempt fails
+    off = build_request(
+        "How much does a ticket to the zoo cost?", ws, "json", extractor.capabilities
+    )
+    assert json.loads(extractor.complete(off).text)["claims"] == []
+
+    class Broken:
+        max_seq_length = 256
+        tokenizer = None
+
+        def encode(self, *args: object, **kwargs: object) -> object:
+            raise RuntimeError("out of memory")
+
+    broken = AnswerChecker(checker.weights, encoder=Broken())
+    assert broken.scores(QUESTION, [ANSWERS]) == [None]
+    req = build_request(QUESTION, ws, "json", extractor.capabilities)
+    with pytest.raises(ProviderError, match="could read no sentence"):
+        broken.extractor().complete(req)
+
+
+def test_the_extract_threshold_is_never_below_the_answer_threshold(checker: AnswerChecker) -> None:
+    shipped = shipped_answer_weights()
+    assert shipped.meta["extract_threshold"] >= shipped.threshold
+    assert "outside answer_quality.py's" in shipped.meta["extract_threshold_fitted_on"]
+    low = dataclasses.replace(shipped, meta={**shipped.meta, "extract_threshold": 0.1})
+    assert AnswerChecker(low, encoder=checker._encoder).extract_threshold == shipped.threshold
+    bare = dataclasses.replace(shipped, meta={})
+    assert AnswerChecker(bare, encoder=checker._encoder).extract_threshold == shipped.threshold

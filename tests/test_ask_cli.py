@@ -259,3 +259,35 @@ def test_ensure_installed_names_the_extra_and_loads_nothing(
     )
     with pytest.raises(EntailmentError, match=r"quotebound\[local\]"):
         ensure_installed("cascade")
+
+
+def test_the_fallback_beside_each_answer_check() -> None:
+    """ask's fallback: ranked by the fast check beside it, by the question's words beside the
+    judge's, none without a check; serve's likewise (a config without a check keeps the
+    covering extract, as before)."""
+    from types import SimpleNamespace
+
+    from quotebound.cli import _fallback_of
+    from quotebound.entailment.answers import AnswerChecker
+    from quotebound.entailment.judge import JudgeBackend
+    from quotebound.providers import ExtractiveProvider
+    from quotebound.server.answers import _fallback
+
+    fast = AnswerChecker(encoder=object())  # the extractor is made without the encoder
+    ranked = _fallback_of(fast)
+    assert isinstance(ranked, ExtractiveProvider) and ranked.model == "extractive-ranked"
+    assert ranked.rank == fast.scores and ranked.min_score == fast.extract_threshold
+    judge = JudgeBackend(ExtractiveProvider())
+    plain = _fallback_of(judge)
+    assert isinstance(plain, ExtractiveProvider) and plain.rank is None
+    assert _fallback_of(None) is None
+    state = SimpleNamespace(
+        config=SimpleNamespace(fallback=True), checker=SimpleNamespace(get=lambda: fast)
+    )
+    served = _fallback(state)  # type: ignore[arg-type]
+    assert isinstance(served, ExtractiveProvider) and served.model == "extractive-ranked"
+    state.checker = None
+    unchecked = _fallback(state)  # type: ignore[arg-type]
+    assert isinstance(unchecked, ExtractiveProvider) and unchecked.rank is None
+    state.config.fallback = False
+    assert _fallback(state) is None  # type: ignore[arg-type]

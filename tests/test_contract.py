@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 
 import pytest
 
@@ -194,3 +195,114 @@ def test_the_extractive_provider_offers_only_quotes_the_policy_accepts() -> None
     assert quotes == ["Leave lasts sixteen weeks in Germany too."]
     verdict = verify(POLICY_WS, out, "json", policy)
     assert verdict.status == "grounded"
+
+
+RANK_WS = WorkingSet(
+    [
+        Source(id="S1", text="Parental leave is a benefit that many employees value highly."),
+        Source(
+            id="S2",
+            text="Employees get sixteen weeks of paid parental leave. The leave policy is "
+            "reviewed every year by the people team.",
+        ),
+    ]
+)
+
+
+def test_a_ranked_extractive_provider_copies_the_sentences_its_ranker_passes() -> None:
+    from quotebound.providers import ExtractiveProvider
+
+    seen: list[list[str]] = []
+    value = {"sixteen": 0.9, "value": 0.85, "reviewed": 0.55}
+
+    def rank(question: str, sentences: Sequence[str]) -> list[float | None]:
+        seen.append(list(sentences))
+        return [next((v for w, v in value.items() if w in s), 0.1) for s in sentences]
+
+    def texts(provider: ExtractiveProvider, ws: WorkingSet = RANK_WS) -> list[str]:
+        req = build_request(question, ws, "json", provider.capabilities)
+        out = provider.complete(req).text
+        claims = [c["text"] for c in json.loads(out)["claims"]]
+        assert verify(ws, out, "json").status == ("grounded" if claims else "abstained")
+        return claims
+
+    question = "How many weeks of parental leave do employees get?"
+    # both passing sentences, in the sources' order; the one below min_score is not offered
+    assert texts(ExtractiveProvider(rank=rank, min_score=0.5)) == [
+        "Parental leave is a benefit that many employees value highly.",
+        "Employees get sixteen weeks of paid parental leave.",
+    ]
+    assert len(seen) == 1 and len(seen[0]) == 3  # every sentence that fits a quote, once
+    assert texts(ExtractiveProvider(max_claims=1, rank=rank, min_score=0.5)) == [
+        "Employees get sixteen weeks of paid parental leave."
+    ]
+    # a second sentence far below the best is left out, though it reaches min_score
+    value["value"] = 0.6
+    assert texts(ExtractiveProvider(rank=rank, min_score=0.5)) == [
+        "Employees get sixteen weeks of paid parental leave."
+    ]
+    # a sentence at exactly min_score passes; one just under does not
+    value.update(sixteen=0.5, value=0.1, reviewed=0.1)
+    assert texts(ExtractiveProvider(rank=rank, min_score=0.5)) == [
+        "Employees get sixteen weeks of paid parental leave."
+    ]
+    assert texts(ExtractiveProvider(rank=rank, min_score=0.5001)) == []
+    value.update(sixteen=0.9, value=0.85, reviewed=0.55)
+    # the same sentence in two sources is offered (and served) once
+    twice = WorkingSet(
+        [
+            Source(id="S1", text="Employees get sixteen weeks of paid parental leave."),
+            Source(id="S2", text="Employees get sixteen weeks of paid parental leave."),
+        ]
+    )
+    seen.clear()
+    assert texts(ExtractiveProvider(rank=rank, min_score=0.5), twice) == [
+        "Employees get sixteen weeks of paid parental leave."
+    ]
+    assert seen == [["Employees get sixteen weeks of paid parental leave."]]
+    # nothing passes: an abstention that says why
+    refusing = ExtractiveProvider(rank=lambda q, ss: [0.2] * len(ss), min_score=0.5)
+    answer = json.loads(
+        refusing.complete(build_request(question, RANK_WS, "json", refusing.capabilities)).text
+    )
+    assert answer["answerable"] is False and answer["claims"] == []
+    assert "answers the question" in answer["missing"]
+
+
+def test_a_ranked_selection_scores_only_the_sentences_the_question_words_rank_first() -> None:
+    from quotebound.providers import ExtractiveProvider
+    from quotebound.providers.extractive import RANKED_CANDIDATES
+
+    seen: list[list[str]] = []
+
+    def rank(question: str, sentences: Sequence[str]) -> list[float | None]:
+        seen.append(list(sentences))
+        return [0.9] * len(sentences)
+
+    filler = [
+        f"Leave rule number {i} applies to team {i} here." for i in range(3 * RANKED_CANDIDATES)
+    ]
+    rare = "The zeppelin rule applies to the airship team alone."
+    many = WorkingSet([Source(id=f"S{i}", text=t) for i, t in enumerate([*filler, rare], 1)])
+    ExtractiveProvider(rank=rank, min_score=0.5).select("Which zeppelin rule applies?", many)
+    assert len(seen[0]) == RANKED_CANDIDATES and seen[0][0] == rare  # last, yet offered first
+
+
+def test_a_ranker_that_fails_is_a_provider_error() -> None:
+    from quotebound.providers import ExtractiveProvider
+    from quotebound.providers.base import ProviderError
+
+    def broken(question: str, sentences: Sequence[str]) -> list[float | None]:
+        raise TypeError("no tokenizer")
+
+    for rank, message in (
+        (lambda q, ss: [0.9], "scored 1 of 3"),
+        (lambda q, ss: [None] * len(ss), "could read no sentence"),
+        (broken, "the ranker failed: no tokenizer"),
+    ):
+        provider = ExtractiveProvider(rank=rank, min_score=0.5)
+        req = build_request("How long is parental leave?", RANK_WS, "json", provider.capabilities)
+        with pytest.raises(ProviderError, match=message):
+            provider.complete(req)
+    with pytest.raises(ValueError, match="needs min_score"):
+        ExtractiveProvider(rank=lambda q, ss: [])

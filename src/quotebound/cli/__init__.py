@@ -580,8 +580,9 @@ _fallback_option = click.option(
     type=click.Choice(["extractive", "off"]),
     default="extractive",
     show_default=True,
-    help="When the answer would be an abstention, serve the documents' own sentences that "
-    "pass verification and the answer check (extractive; with --answer-check off, off), or "
+    help="When the answer would be an abstention, serve the documents' own sentences that the "
+    "fast answer check scores as answering (beside the judge's: those covering the question), "
+    "if they pass verification and the check (extractive; with --answer-check off, off), or "
     "not (off).",
 )
 
@@ -657,7 +658,7 @@ def ask_cmd(
             entailment=backend,
             answer_check=checker.answers if checker is not None else None,
             # (only with a check: unchecked, the extract would overrule a right abstention)
-            fallback=ExtractiveProvider() if fallback == "extractive" and checker else None,
+            fallback=_fallback_of(checker) if fallback == "extractive" else None,
         )
         with open_store(store_url) as store:
             answer = ask(question, store, chosen, options)
@@ -677,6 +678,15 @@ def _ask_entailment(name: str, model_path: Path | None, chosen: Provider) -> Bac
     if chosen.name == "local" and chosen.model.removesuffix(".gguf") == JUDGE_MODEL:
         judge_on = chosen
     return made_tier(name, lambda: make_entailment(name, model_path, judge_on))
+
+
+def _fallback_of(checker: JudgeBackend | AnswerChecker | None) -> Provider | None:
+    """``ask``'s extractive fallback beside its answer check: the sentences the fast check
+    scores as answering, or (beside the judge's check) those covering the question best;
+    none without a check (unchecked, the extract would overrule a right abstention)."""
+    if checker is None:
+        return None
+    return checker.extractor() if isinstance(checker, AnswerChecker) else ExtractiveProvider()
 
 
 def _answer_checker(

@@ -38,6 +38,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, ClassVar
 
+from ..providers.extractive import ExtractiveProvider
 from ..text.normalize import normalize
 from ..text.sentences import sentence_spans
 from ..text.tokens import numbers
@@ -59,6 +60,7 @@ ANSWER_CHECKS: tuple[str, ...] = ("fast", "judge", "on", "off")  # ``on``: the j
 DEFAULT_ANSWER_CHECK = "fast"  # what the CLI's ``ask`` runs unless told otherwise
 SIMILARITY_SENTENCES = 4  # evidence sentences embedded per check, those nearest the question
 REFIT = "benchmarks/answer_check.py train-fast"
+EXTRACT_CLAIMS = 2  # the most sentences the ranked fallback serves (docs/answering.md)
 
 # What kind of answer a question asks for, read from its opening words (English).
 _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -224,6 +226,34 @@ class AnswerChecker:
         return [
             None if x is None else self.weights.probability(x) for x in self.features_many(pairs)
         ]
+
+    @property
+    def extract_threshold(self) -> float:
+        """The least score of a sentence ``extractor`` copies: the weights' own
+        ``meta.extract_threshold`` (fitted on served answers), never below their threshold (a
+        copied sentence the check would then refuse is no answer)."""
+        floor = float(self.weights.meta.get("extract_threshold", self.weights.threshold))
+        return max(floor, self.weights.threshold)
+
+    def scores(self, question: str, sentences: Sequence[str]) -> list[float | None]:
+        """The fitted probability that each sentence alone answers ``question`` (the ranker of
+        ``extractor``); all None when the encoder fails (the extractor's attempt then fails)."""
+        try:
+            return self.probabilities([(question, s) for s in sentences])
+        except EntailmentError:
+            return [None] * len(sentences)
+
+    def extractor(
+        self, max_claims: int = EXTRACT_CLAIMS, min_score: float | None = None
+    ) -> ExtractiveProvider:
+        """The extractive provider that copies the sources' sentences this check scores as
+        answering the question (the best reaching ``min_score``, ``extract_threshold`` unless
+        given, and at most ``max_claims``; in the sources' order): ``ask``'s fallback beside
+        this check."""
+        floor = self.extract_threshold if min_score is None else min_score
+        return ExtractiveProvider(
+            "extractive-ranked", max_claims, rank=self.scores, min_score=floor
+        )
 
     def close(self) -> None:
         self._encoder = None

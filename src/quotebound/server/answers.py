@@ -24,7 +24,7 @@ from typing import Any
 from fastapi.responses import StreamingResponse
 
 from ..pipeline import Answer, AskOptions, Progress, ask
-from ..providers import ExtractiveProvider
+from ..providers import ExtractiveProvider, Provider
 from ..store import ApiKey
 from .errors import reply_for
 from .schemas import AskIn
@@ -48,12 +48,22 @@ def run_ask(
         work=state.config.budget,
         entailment=state.tier.get() if state.tier is not None else None,
         answer_check=state.checker.get().answers if state.checker is not None else None,
-        fallback=ExtractiveProvider() if state.config.fallback else None,
+        fallback=_fallback(state),
     )
     provider = state.model.get()
     guard = nullcontext() if provider.thread_safe else state.model.call_lock
     with guard, state.stores.checkout() as db:
         return ask(body.question, db, provider, options, progress)
+
+
+def _fallback(state: ServerState) -> Provider | None:
+    """``ServerConfig.fallback``: the sentences the answer check scores as answering when the
+    service runs one, else those covering the question best."""
+    if not state.config.fallback:
+        return None
+    if state.checker is not None:
+        return state.checker.get().extractor()
+    return ExtractiveProvider()
 
 
 def stream_answer(state: ServerState, body: AskIn, key: ApiKey) -> StreamingResponse:
