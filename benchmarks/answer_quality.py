@@ -251,6 +251,9 @@ def run(
     checker = None
     fast_check = AnswerChecker.beside(backend) if check == "fast" else None
     fast = fast_check.answers if fast_check is not None else None
+    extract = None  # the fallback as ask makes it: ranked beside the fast check
+    if fallback:
+        extract = fast_check.extractor() if fast_check is not None else ExtractiveProvider()
     if check not in ("off", "fast") and name != "extractive":
         own = provider.model == JUDGE_MODEL
         checker = JudgeBackend(provider if own else make("local-1.5b"))
@@ -273,13 +276,7 @@ def run(
                         entailment=backend,
                         answer_check=checker.answers if checker is not None and acting else fast,
                         reanchor=reanchor,
-                        fallback=(
-                            fast_check.extractor()
-                            if fast_check is not None
-                            else ExtractiveProvider()
-                        )
-                        if fallback
-                        else None,
+                        fallback=extract,
                     ),
                 )
                 score(tally, item, answer, time.perf_counter() - started)

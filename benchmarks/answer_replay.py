@@ -66,19 +66,16 @@ def answer_checks(names: Sequence[str], tier: Backend | None) -> dict[str, Any]:
     return out
 
 
-def fallback_of(
-    name: str, checker: Any, ranker: Any, floor: float | None, claims: int | None
-) -> Any:
-    """The fallback provider by name: ``ranked`` by the answer check (by ``ranker``, the fast
-    one, when the check is not it; ``floor`` and ``claims`` as asked, else the shipped ones),
-    ``extractive`` by the question's words, ``off``: None."""
+def fallback_of(name: str, ranker: Any, floor: float | None, claims: int | None) -> Any:
+    """The fallback provider by name: ``ranked`` by the fast answer check ``ranker`` (``floor``
+    and ``claims`` as asked, else the shipped ones), ``extractive`` by the question's words,
+    ``off``: None."""
     if name == "extractive":
         return ExtractiveProvider()
     if name == "ranked":
-        from quotebound.entailment.answers import EXTRACT_CLAIMS, AnswerChecker
+        from quotebound.entailment.answers import EXTRACT_CLAIMS
 
-        own = checker if isinstance(checker, AnswerChecker) else ranker
-        return own.extractor(claims or EXTRACT_CLAIMS, floor)
+        return ranker.extractor(claims or EXTRACT_CLAIMS, floor)
     return None
 
 
@@ -197,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for (check_name, checker), (fall, floor, claims) in itertools.product(
                 checks.items(), falls
             ):
-                extract = fallback_of(fall, checker, ranker, floor, claims)
+                extract = fallback_of(fall, ranker, floor, claims)
                 check = None if checker is None else checker.answers
                 result = replay(rows, url, tier, check, extract)
                 label = (

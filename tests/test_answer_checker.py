@@ -186,10 +186,17 @@ def test_its_extractor_copies_the_sentence_it_scores_as_answering(checker: Answe
             raise RuntimeError("out of memory")
 
     broken = AnswerChecker(checker.weights, encoder=Broken())
-    assert broken.scores(QUESTION, [ANSWERS]) == [None]
+    with pytest.raises(EntailmentError, match="out of memory"):
+        broken.scores(QUESTION, [ANSWERS])
     req = build_request(QUESTION, ws, "json", extractor.capabilities)
-    with pytest.raises(ProviderError, match="could read no sentence"):
+    with pytest.raises(ProviderError, match=r"the ranker failed: .*out of memory"):
         broken.extractor().complete(req)
+    # a question too long for the encoder: every sentence unread, the attempt fails
+    long = build_request(
+        "When did the Berlin Wall fall " * 100 + "?", ws, "json", extractor.capabilities
+    )
+    with pytest.raises(ProviderError, match="could read no sentence"):
+        extractor.complete(long)
 
 
 def test_the_extract_threshold_is_never_below_the_answer_threshold(checker: AnswerChecker) -> None:

@@ -237,11 +237,9 @@ class AnswerChecker:
 
     def scores(self, question: str, sentences: Sequence[str]) -> list[float | None]:
         """The fitted probability that each sentence alone answers ``question`` (the ranker of
-        ``extractor``); all None when the encoder fails (the extractor's attempt then fails)."""
-        try:
-            return self.probabilities([(question, s) for s in sentences])
-        except EntailmentError:
-            return [None] * len(sentences)
+        ``extractor``; None for a pair it cannot read). Raises ``EntailmentError`` when the
+        encoder fails: the extractor's attempt then fails with its message."""
+        return self.probabilities([(question, s) for s in sentences])
 
     def extractor(
         self, max_claims: int = EXTRACT_CLAIMS, min_score: float | None = None

@@ -137,10 +137,12 @@ class ExtractiveProvider(Provider):
     ) -> list[_Sentence]:
         assert self.rank is not None and self.min_score is not None
         idf = _idf(sentences, wanted)
-        unique = list({s.text.strip(): s for s in reversed(sentences)}.values())[::-1]
-        offered = sorted(unique, key=lambda s: (-sum(idf[t] for t in wanted & s.terms), s.order))[
-            :RANKED_CANDIDATES
-        ]
+        first: dict[str, _Sentence] = {}  # each text once: its first occurrence
+        for sentence in sentences:
+            first.setdefault(sentence.text.strip(), sentence)
+        offered = sorted(
+            first.values(), key=lambda s: (-sum(idf[t] for t in wanted & s.terms), s.order)
+        )[:RANKED_CANDIDATES]
         try:
             scores = list(self.rank(question, [s.text for s in offered]))
         except ProviderError:
