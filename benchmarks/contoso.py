@@ -4,15 +4,16 @@
 six HR and benefits PDFs, and 50 questions whose answers cite ``file.pdf#page=N`` (generated
 with RAGAS, so treat the pages as approximate). The PDFs are ingested through the real path
 (``load_file``, ``chunk_document``) into a fresh SQLite store, and each question is asked with
-``quotebound.pipeline.ask`` as ``quotebound ask`` does (the fast support tier on). Reported per
-provider:
+``quotebound.pipeline.ask`` as ``quotebound ask`` does by default (the fast support tier, the
+fast answer check, and the fallback ranked by it; ``--answer-check off``, ``--fallback off``
+to run without them). Reported per provider:
 
 - retrieval: a gold page among the top 5 and top 10 chunks retrieved, and among the sources
   packed for the provider (what the model is sent);
 - answers with at least one kept claim citing a gold page (a kept citation whose verified
   quote lies on one of the question's pages), answers with any kept claim, abstentions;
 - decorative citations served (a kept citation sharing no content word with its claim),
-  fragment claims served, and seconds per answer (p50, p95).
+  fragment claims served, answers the fallback served, and seconds per answer (p50, p95).
 
 Run from the repository root (the local model takes tens of seconds a question on 2 cores)::
 
@@ -104,9 +105,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--answer-check",
         choices=("off", "fast"),
-        default="off",
-        help="fast: ask --answer-check fast (every question here has an answer in the PDFs: "
-        "what it refuses is what it costs)",
+        default="fast",
+        help="fast: ask's default (every question here has an answer in the PDFs: what it "
+        "refuses is what it costs); off: none",
+    )
+    parser.add_argument(
+        "--fallback",
+        choices=("extractive", "off"),
+        default="extractive",
+        help="extractive: ask's default, the sentences the fast answer check scores as "
+        "answering when the answer would be an abstention (only with --answer-check fast)",
     )
     args = parser.parse_args(argv)
     if not DATA.exists():
@@ -123,17 +131,23 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.providers:
             provider = make_provider(name, None)
             tier = None if args.entailment == "off" else make_backend(args.entailment)
-            check = AnswerChecker.beside(tier).answers if args.answer_check == "fast" else None
+            checker = AnswerChecker.beside(tier) if args.answer_check == "fast" else None
+            check = checker.answers if checker is not None else None
+            extract = checker.extractor() if checker and args.fallback == "extractive" else None
             budget = min(DEFAULT_BUDGET_CHARS, provider.context_chars or DEFAULT_BUDGET_CHARS)
             found = retrieval(store, items, budget)
             tally: dict[str, Any] = {"gold": 0, "answered": 0, "abstained": 0, "decorative": 0}
-            tally["fragments"] = 0
+            tally["fragments"] = tally["fallback"] = 0
             seconds = []
             try:
                 for question, gold in items:
                     t0 = time.perf_counter()
                     options = AskOptions(
-                        corpora=[CORPUS], max_tokens=700, entailment=tier, answer_check=check
+                        corpora=[CORPUS],
+                        max_tokens=700,
+                        entailment=tier,
+                        answer_check=check,
+                        fallback=extract,
                     )
                     answer = ask(question, store, provider, options)
                     seconds.append(time.perf_counter() - t0)
@@ -143,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
                     tally["fragments"] += got["fragments"]
                     tally["answered"] += bool(answer.claims)
                     tally["abstained"] += answer.status == "abstained"
+                    tally["fallback"] += bool(answer.counts.get("fallback_attempt"))
                     print(
                         json.dumps(
                             {
@@ -161,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
                     )
             finally:
                 provider.close()
+                if checker is not None:
+                    checker.close()
                 if tier is not None:
                     tier.close()
             n = len(items)
@@ -168,13 +185,15 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(
                 (
                     f"{name} ({provider.model})"
-                    + (f", answer check {args.answer_check}" if check else ""),
+                    + (f", answer check {args.answer_check}" if check else "")
+                    + (", ranked fallback" if extract else ""),
                     f"{found['top5']}/{n}",
                     f"{found['top10']}/{n}",
                     f"{found['packed']}/{n}",
                     f"{tally['gold']}/{n}",
                     f"{tally['answered']}/{n}",
                     f"{tally['abstained']}/{n}",
+                    f"{tally['fallback']}/{n}",
                     str(tally["decorative"]),
                     str(tally["fragments"]),
                     f"{statistics.median(seconds):.1f}",
@@ -189,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         "answer cites gold page",
         "answered",
         "abstained",
+        "by fallback",
         "decorative",
         "fragments",
         "p50 s",

@@ -263,31 +263,44 @@ def test_ensure_installed_names_the_extra_and_loads_nothing(
 
 def test_the_fallback_beside_each_answer_check() -> None:
     """ask's fallback: ranked by the fast check beside it, by the question's words beside the
-    judge's, none without a check; serve's likewise (a config without a check keeps the
-    covering extract, as before)."""
+    judge's or when asked for (covering), none without a check or when off; serve's likewise
+    (a config without a check keeps the covering extract, as before)."""
     from types import SimpleNamespace
 
-    from quotebound.cli import _fallback_of
-    from quotebound.entailment.answers import AnswerChecker
+    from quotebound.entailment.answers import AnswerChecker, fallback_for
     from quotebound.entailment.judge import JudgeBackend
     from quotebound.providers import ExtractiveProvider
     from quotebound.server.answers import _fallback
+    from quotebound.server.state import ServerConfig
 
     fast = AnswerChecker(encoder=object())  # the extractor is made without the encoder
-    ranked = _fallback_of(fast)
+    ranked = fallback_for("extractive", fast)
     assert isinstance(ranked, ExtractiveProvider) and ranked.model == "extractive-ranked"
     assert ranked.rank == fast.scores and ranked.min_score == fast.extract_threshold
     judge = JudgeBackend(ExtractiveProvider())
-    plain = _fallback_of(judge)
-    assert isinstance(plain, ExtractiveProvider) and plain.rank is None
-    assert _fallback_of(None) is None
+    for kind, checker in (("extractive", judge), ("covering", fast), ("covering", judge)):
+        plain = fallback_for(kind, checker)
+        assert isinstance(plain, ExtractiveProvider) and plain.rank is None, (kind, checker)
+        assert plain.model == "extractive"
+    assert fallback_for("extractive", None) is None and fallback_for("covering", None) is None
+    assert fallback_for("off", fast) is None
+    with pytest.raises(ValueError, match="unknown fallback 'ranked'"):
+        fallback_for("ranked", fast)
     state = SimpleNamespace(
         config=SimpleNamespace(fallback=True), checker=SimpleNamespace(get=lambda: fast)
     )
     served = _fallback(state)  # type: ignore[arg-type]
     assert isinstance(served, ExtractiveProvider) and served.model == "extractive-ranked"
+    state.config.fallback = "covering"
+    covering = _fallback(state)  # type: ignore[arg-type]
+    assert isinstance(covering, ExtractiveProvider) and covering.rank is None
+    state.config.fallback = "extractive"
+    assert _fallback(state).model == "extractive-ranked"  # type: ignore[arg-type,union-attr]
     state.checker = None
     unchecked = _fallback(state)  # type: ignore[arg-type]
     assert isinstance(unchecked, ExtractiveProvider) and unchecked.rank is None
-    state.config.fallback = False
-    assert _fallback(state) is None  # type: ignore[arg-type]
+    for off in (False, "off"):
+        state.config.fallback = off
+        assert _fallback(state) is None  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown fallback 'yes'"):
+        ServerConfig(fallback="yes")

@@ -782,11 +782,13 @@ def test_the_service_runs_the_answer_check_beside_its_tier(tmp_path: Path) -> No
     assert trace["status"] == "abstained" and trace["counts"]["answer_check_refused"] == 1
 
 
+@pytest.mark.parametrize("fallback", [True, "covering"])
 def test_the_service_serves_the_documents_own_sentences_when_the_model_fails(
-    tmp_path: Path,
+    tmp_path: Path, fallback: bool | str
 ) -> None:
-    """ServerConfig.fallback (serve --fallback extractive): a model answer that does not verify
-    becomes the extract of the sources, verified, with the attempt in the trace."""
+    """ServerConfig.fallback (serve --fallback extractive or covering): a model answer that
+    does not verify becomes the extract of the sources, verified, with the attempt in the
+    trace."""
     wrong = json.dumps(
         {
             "answerable": True,
@@ -800,7 +802,7 @@ def test_the_service_serves_the_documents_own_sentences_when_the_model_fails(
         }
     )
     scripted = ScriptedProvider([wrong, wrong])
-    env = Env(f"sqlite:///{tmp_path / 'qb.db'}", provider=lambda: scripted, fallback=True)
+    env = Env(f"sqlite:///{tmp_path / 'qb.db'}", provider=lambda: scripted, fallback=fallback)
     answer = ask(env, "How many weeks of paid parental leave do employees get?", env.alice)
     assert answer["status"] in ("grounded", "partial") and answer["claims"]
     assert answer["counts"]["fallback_attempt"] == 3
@@ -817,10 +819,12 @@ def test_serve_options_run_the_fallback_only_with_the_answer_check() -> None:
 
     made = ExtractiveProvider()
     on = ServeOptions(answer_check="fast", fallback="extractive").config(made)
-    assert on.fallback and on.answer_check == AnswerChecker.beside
+    assert on.fallback == "extractive" and on.answer_check == AnswerChecker.beside
+    covering = ServeOptions(answer_check="fast", fallback="covering").config(made)
+    assert covering.fallback == "covering"
     off = ServeOptions(answer_check="off", fallback="extractive").config(made)
-    assert not off.fallback and off.answer_check is None
-    assert not ServeOptions(answer_check="fast", fallback="off").config(made).fallback
+    assert off.fallback == "off" and off.answer_check is None
+    assert ServeOptions(answer_check="fast", fallback="off").config(made).fallback == "off"
     # what the supervisor hands its workers: the same options, through the environment
     again = ServeOptions(**json.loads(ServeOptions(answer_check="fast").to_env()))
     assert again.answer_check == "fast" and again.fallback == "off"

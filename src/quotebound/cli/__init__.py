@@ -25,7 +25,14 @@ from .. import __version__
 from ..cards import safe_url
 from ..coverage import describe
 from ..entailment import BACKENDS, DEFAULT_TIER, close_together, make_backend
-from ..entailment.answers import ANSWER_CHECKS, DEFAULT_ANSWER_CHECK, AnswerChecker
+from ..entailment.answers import (
+    ANSWER_CHECKS,
+    DEFAULT_ANSWER_CHECK,
+    DEFAULT_FALLBACK,
+    FALLBACKS,
+    AnswerChecker,
+    fallback_for,
+)
 from ..entailment.base import Backend, EntailmentError
 from ..entailment.heuristic import EXTRA_HINT
 from ..entailment.judge import JUDGE_MODEL, JudgeBackend
@@ -36,7 +43,7 @@ from ..originals import document_page, original_of, pdf_highlights, quotes_of, r
 from ..packing import DEFAULT_BUDGET_CHARS, chunk_key, pack
 from ..parsing import FORMATS
 from ..pipeline import Answer, AskOptions, ask
-from ..providers import PROVIDER_NAMES, ExtractiveProvider, Provider, make_provider
+from ..providers import PROVIDER_NAMES, Provider, make_provider
 from ..sources import WorkingSet
 from ..store import Hit, Store, TraceRecord, open_store
 from ..text.display import terminal_safe
@@ -577,13 +584,14 @@ def _provider_options(command: Any) -> Any:
 # ``ask`` and ``serve``: the documents' own sentences when an answer would be an abstention.
 _fallback_option = click.option(
     "--fallback",
-    type=click.Choice(["extractive", "off"]),
-    default="extractive",
+    type=click.Choice(FALLBACKS),
+    default=DEFAULT_FALLBACK,
     show_default=True,
     help="When the answer would be an abstention, serve the documents' own sentences that the "
     "fast answer check scores as answering (beside the judge's: those covering the question), "
-    "if they pass verification and the check (extractive; with --answer-check off, off), or "
-    "not (off).",
+    "if they pass verification and the check (extractive); those covering the question's words "
+    "best (covering: more answers, more of them wrong); or none (off). Never with "
+    "--answer-check off.",
 )
 
 
@@ -658,7 +666,7 @@ def ask_cmd(
             entailment=backend,
             answer_check=checker.answers if checker is not None else None,
             # (only with a check: unchecked, the extract would overrule a right abstention)
-            fallback=_fallback_of(checker) if fallback == "extractive" else None,
+            fallback=fallback_for(fallback, checker),
         )
         with open_store(store_url) as store:
             answer = ask(question, store, chosen, options)
@@ -678,15 +686,6 @@ def _ask_entailment(name: str, model_path: Path | None, chosen: Provider) -> Bac
     if chosen.name == "local" and chosen.model.removesuffix(".gguf") == JUDGE_MODEL:
         judge_on = chosen
     return made_tier(name, lambda: make_entailment(name, model_path, judge_on))
-
-
-def _fallback_of(checker: JudgeBackend | AnswerChecker | None) -> Provider | None:
-    """``ask``'s extractive fallback beside its answer check: the sentences the fast check
-    scores as answering, or (beside the judge's check) those covering the question best;
-    none without a check (unchecked, the extract would overrule a right abstention)."""
-    if checker is None:
-        return None
-    return checker.extractor() if isinstance(checker, AnswerChecker) else ExtractiveProvider()
 
 
 def _answer_checker(

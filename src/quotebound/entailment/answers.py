@@ -61,6 +61,11 @@ DEFAULT_ANSWER_CHECK = "fast"  # what the CLI's ``ask`` runs unless told otherwi
 SIMILARITY_SENTENCES = 4  # evidence sentences embedded per check, those nearest the question
 REFIT = "benchmarks/answer_check.py train-fast"
 EXTRACT_CLAIMS = 2  # the most sentences the ranked fallback serves (docs/answering.md)
+# ``ask --fallback`` and ``serve --fallback``: ``extractive`` (the default) ranks the sources'
+# sentences by the fast answer check beside it (by the question's words beside the judge's);
+# ``covering``: by the question's words beside any check; ``off``: none (docs/answering.md).
+FALLBACKS: tuple[str, ...] = ("extractive", "covering", "off")
+DEFAULT_FALLBACK = "extractive"
 
 # What kind of answer a question asks for, read from its opening words (English).
 _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -255,3 +260,18 @@ class AnswerChecker:
 
     def close(self) -> None:
         self._encoder = None
+
+
+def fallback_for(kind: str, checker: object | None) -> ExtractiveProvider | None:
+    """The fallback (``AskOptions.fallback``) that ``kind`` (one of ``FALLBACKS``) names beside
+    the answer check ``checker``: for ``extractive``, the sentences a fast ``AnswerChecker``
+    scores as answering (``extractor()``), those covering the question best beside any other
+    check; for ``covering``, those covering the question best; None for ``off`` and without a
+    check (unchecked, the extract would overrule a right abstention)."""
+    if kind not in FALLBACKS:
+        raise ValueError(f"unknown fallback {kind!r}: {', '.join(FALLBACKS)}")
+    if kind == "off" or checker is None:
+        return None
+    if kind == "extractive" and isinstance(checker, AnswerChecker):
+        return checker.extractor()
+    return ExtractiveProvider()

@@ -23,6 +23,7 @@ from typing import Any
 
 from fastapi.responses import StreamingResponse
 
+from ..entailment.answers import fallback_for
 from ..pipeline import Answer, AskOptions, Progress, ask
 from ..providers import ExtractiveProvider, Provider
 from ..store import ApiKey
@@ -57,13 +58,16 @@ def run_ask(
 
 
 def _fallback(state: ServerState) -> Provider | None:
-    """``ServerConfig.fallback``: the sentences the answer check scores as answering when the
-    service runs one, else those covering the question best."""
-    if not state.config.fallback:
+    """``ServerConfig.fallback``: ``extractive`` (or True), the sentences the answer check
+    scores as answering when the service runs one, else those covering the question best;
+    ``covering``, those covering the question best; ``off`` (or False): none."""
+    kind = state.config.fallback
+    kind = {True: "extractive", False: "off"}[kind] if isinstance(kind, bool) else kind
+    if kind == "off":
         return None
-    if state.checker is not None:
-        return state.checker.get().extractor()
-    return ExtractiveProvider()
+    if state.checker is None:  # (a config without a check: the covering extract, as before)
+        return ExtractiveProvider()
+    return fallback_for(kind, state.checker.get())
 
 
 def stream_answer(state: ServerState, body: AskIn, key: ApiKey) -> StreamingResponse:

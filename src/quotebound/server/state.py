@@ -24,7 +24,7 @@ from functools import partial
 from typing import Generic, ParamSpec, Protocol, TypeVar
 
 from ..budget import Budget
-from ..entailment.answers import AnswerChecker
+from ..entailment.answers import FALLBACKS, AnswerChecker
 from ..entailment.base import Backend
 from ..errors import QuoteboundError, StoreError
 from ..providers import ExtractiveProvider, Provider
@@ -55,8 +55,14 @@ class ServerConfig:
     # the answer check every answer runs, made once from the tier (to share its encoder) on the
     # first answer it judges; None: off
     answer_check: Callable[[Backend | None], AnswerChecker] | None = None
-    # when an answer would be an abstention, the extractive provider's (AskOptions.fallback)
-    fallback: bool = False
+    # when an answer would be an abstention, the extractive provider's (AskOptions.fallback):
+    # "extractive" (or True: ranked by the answer check when one runs), "covering" (by the
+    # question's words), "off" (or False)
+    fallback: bool | str = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.fallback, bool) and self.fallback not in FALLBACKS:
+            raise ValueError(f"unknown fallback {self.fallback!r}: {', '.join(FALLBACKS)}")
 
 
 class Stores:

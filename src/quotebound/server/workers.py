@@ -48,7 +48,7 @@ class ServeOptions:
     budget: dict[str, Any] = field(default_factory=lambda: dataclasses.asdict(Budget()))
     entailment: str = "off"  # the tier every answer runs: a backend name, or off
     answer_check: str = "off"  # the answer check every answer runs: fast, or off
-    fallback: str = "off"  # extractive: the sources' own sentences when an answer would abstain
+    fallback: str = "off"  # extractive, covering: the sources' own sentences, when it would abstain
 
     def to_env(self) -> str:
         return json.dumps(dataclasses.asdict(self))
@@ -75,7 +75,7 @@ class ServeOptions:
             entailment=(lambda: tier) if tier is not None else self.tier(),
             answer_check=AnswerChecker.beside if self.answer_check == "fast" else None,
             # (only with a check: unchecked, the extract would overrule a right abstention)
-            fallback=self.fallback == "extractive" and self.answer_check != "off",
+            fallback=self.fallback if self.answer_check != "off" else "off",
         )
 
     def tier(self) -> Callable[[], Backend] | None:
