@@ -35,7 +35,7 @@ from typing import Any
 
 from answer_quality import served_claims
 from quotebound.entailment import make_backend
-from quotebound.entailment.answers import AnswerChecker
+from quotebound.entailment.answers import FALLBACKS, AnswerChecker, fallback_for
 from quotebound.ingest import chunk_document, load_file
 from quotebound.packing import DEFAULT_BUDGET_CHARS, pack
 from quotebound.pipeline import Answer, AskOptions, ask
@@ -111,10 +111,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--fallback",
-        choices=("extractive", "off"),
+        choices=FALLBACKS,
         default="extractive",
-        help="extractive: ask's default, the sentences the fast answer check scores as "
-        "answering when the answer would be an abstention (only with --answer-check fast)",
+        help="as ask --fallback: extractive (the default) the sentences the fast answer check "
+        "scores as answering when the answer would be an abstention, covering those covering "
+        "the question's words best (either only with --answer-check fast), off none",
     )
     args = parser.parse_args(argv)
     if not DATA.exists():
@@ -133,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             tier = None if args.entailment == "off" else make_backend(args.entailment)
             checker = AnswerChecker.beside(tier) if args.answer_check == "fast" else None
             check = checker.answers if checker is not None else None
-            extract = checker.extractor() if checker and args.fallback == "extractive" else None
+            extract = fallback_for(args.fallback, checker)
             budget = min(DEFAULT_BUDGET_CHARS, provider.context_chars or DEFAULT_BUDGET_CHARS)
             found = retrieval(store, items, budget)
             tally: dict[str, Any] = {"gold": 0, "answered": 0, "abstained": 0, "decorative": 0}
@@ -186,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
                 (
                     f"{name} ({provider.model})"
                     + (f", answer check {args.answer_check}" if check else "")
-                    + (", ranked fallback" if extract else ""),
+                    + (f", fallback {extract.model}" if extract else ""),
                     f"{found['top5']}/{n}",
                     f"{found['top10']}/{n}",
                     f"{found['packed']}/{n}",
