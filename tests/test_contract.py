@@ -197,6 +197,30 @@ def test_the_extractive_provider_offers_only_quotes_the_policy_accepts() -> None
     assert verdict.status == "grounded"
 
 
+@pytest.mark.parametrize(
+    "best",
+    [
+        "Weeks Of Paid Parental Leave For Employees In Germany",  # a heading
+        "How many weeks of paid parental leave do employees get?",  # a question
+    ],
+)
+def test_the_extractive_provider_answers_only_with_sentences_kept_as_claims(best: str) -> None:
+    from quotebound.providers import ExtractiveProvider
+
+    ws = WorkingSet([Source(id="S1", text=f"{best}\n\nLeave lasts sixteen weeks here.")])
+    question = "How many weeks of paid parental leave?"  # the first text covers it best
+    for provider in (ExtractiveProvider(), ExtractiveProvider(rank=_by_words, min_score=0.1)):
+        request = build_request(question, ws, "json", provider.capabilities)
+        claims = json.loads(provider.complete(request).text)["claims"]
+        assert [c["text"] for c in claims] == ["Leave lasts sixteen weeks here."]
+
+
+def _by_words(question: str, sentences: Sequence[str]) -> list[float]:
+    """A ranker that prefers the sentences sharing most of the question's words."""
+    asked = set(question.lower().split())
+    return [len(asked & set(s.lower().split())) / len(asked) for s in sentences]
+
+
 RANK_WS = WorkingSet(
     [
         Source(id="S1", text="Parental leave is a benefit that many employees value highly."),

@@ -17,30 +17,39 @@ from fuzzing import scaled
 from quotebound.corpus import LoadedDocument, Page, Section
 from quotebound.errors import IngestError, InputError
 from quotebound.ingest import SUPPORTED_SUFFIXES, chunk_document, iter_files, load_file
-from quotebound.ingest.loaders import PAGE_SEPARATOR, clean_text
+from quotebound.ingest.loaders import PAGE_SEPARATOR, _PdfHeadings, clean_text
 from quotebound.text.sentences import sentence_spans
 
 CONTOSO = Path(__file__).resolve().parents[2] / "shared" / "data" / "contoso_hr_benefits" / "pdfs"
 
 
-def make_pdf(pages: list[list[str]], info: dict[str, str] | None = None) -> bytes:
-    """A minimal PDF: one text line per string (Helvetica), an optional Info dictionary."""
+Line = str | tuple[str, float, bool]  # a line of text, or (text, size in points, bold)
+
+
+def make_pdf(pages: list[list[Line]], info: dict[str, str] | None = None) -> bytes:
+    """A minimal PDF: one text line per item (Helvetica 12 pt, or the item's own size and
+    Helvetica-Bold where it says bold), an optional Info dictionary."""
 
     def esc(s: str) -> str:
         return s.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
-    kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(len(pages)))
+    def shown(line: Line) -> str:
+        text, size, bold = (line, 12.0, False) if isinstance(line, str) else line
+        return f"{max(14, size * 1.25):g} TL /F{2 if bold else 1} {size:g} Tf ({esc(text)}) Tj"
+
+    kids = " ".join(f"{5 + 2 * i} 0 R" for i in range(len(pages)))
     objects = [
         "<< /Type /Catalog /Pages 2 0 R >>",
         f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>",
         "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
     ]
     for i, lines in enumerate(pages):
-        ops = " T* ".join(f"({esc(line)}) Tj" for line in lines)
-        stream = f"BT /F1 12 Tf 14 TL 72 720 Td {ops} ET" if lines else ""
+        ops = " T* ".join(shown(line) for line in lines)
+        stream = f"BT 72 720 Td {ops} ET" if lines else ""
         objects.append(
             "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-            f"/Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * i} 0 R >>"
+            f"/Resources << /Font << /F1 3 0 R /F2 4 0 R >> >> /Contents {6 + 2 * i} 0 R >>"
         )
         objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream")
     if info:
@@ -324,6 +333,64 @@ def test_pdf_pages_offsets_title_and_date(tmp_path: Path) -> None:
     assert_chunk_invariants(doc, max_chars=60)
 
 
+def test_pdf_headings_from_fonts_are_sections_set_apart(tmp_path: Path) -> None:
+    running = ("Contoso Handbook", 12.0, True)  # on every page: a running header
+    pages: list[list[Line]] = [
+        [
+            running,
+            ("Reimbursement Program for", 20.0, False),  # one title over two lines
+            ("Contoso Employees", 20.0, False),
+            "Employees accrue leave monthly at a fixed rate.",
+            ("Do not share the portal password.", 12.0, True),  # a bold sentence: emphasis
+            ("Parental Leave", 12.0, True),
+            "Parental leave is 16 weeks (paid).",
+            "Cost Savings",  # the body's font, but it reads as a heading between sentences
+            "Using the portal saves time for everyone who",
+            "Northwind Health",  # title case inside a sentence: no heading
+            "members reach.",
+        ],
+        [running, ("Travel", 16.0, False), "Hotels are capped at 180 EUR per night."],
+        [running, "Receipts are uploaded within 45 days."],
+    ]
+    doc = load_file(write(tmp_path / "h.pdf", make_pdf(pages)), "h.pdf")
+    assert [(s.title, s.level) for s in doc.sections] == [
+        ("Reimbursement Program for Contoso Employees", 1),
+        ("Parental Leave", 3),  # bold at the body's size: the last level
+        ("Travel", 2),
+    ]
+    for section in doc.sections:
+        assert doc.text[section.start :].replace("\n", " ").startswith(section.title)
+    page_1 = doc.text[doc.pages[0].start : doc.pages[0].end]
+    assert page_1 == (
+        "Contoso Handbook\n\nReimbursement Program for\nContoso Employees\n\n"
+        "Employees accrue leave monthly at a fixed rate.\nDo not share the portal password."
+        "\n\nParental Leave\n\nParental leave is 16 weeks (paid).\n\nCost Savings\n\n"
+        "Using the portal saves time for everyone who\nNorthwind Health\nmembers reach."
+    )
+    assert clean_text(doc.text) == doc.text
+    sentences = [doc.text[a:b] for a, b in sentence_spans(doc.text)]
+    assert "Parental leave is 16 weeks (paid)." in sentences  # no heading runs into it
+    assert (
+        "Using the portal saves time for everyone who\nNorthwind Health\nmembers reach."
+        in sentences
+    )
+    chunks = chunk_document(doc, max_chars=80, min_chars=0)
+    assert {c.section for c in chunks if "16 weeks" in c.text} == {"Parental Leave"}
+    assert {c.section for c in chunks if "180 EUR" in c.text} == {"Travel"}
+    assert_chunk_invariants(doc, max_chars=80)
+
+
+def test_pdf_without_heading_fonts_has_no_sections(tmp_path: Path) -> None:
+    doc = load_file(write(tmp_path / "p.pdf", make_pdf([PAGE_1, PAGE_2])), "p.pdf")
+    assert doc.sections == ()
+    # a font the visitor cannot read stops the heading search, never the text
+    headings = _PdfHeadings()
+    headings.start_page()
+    headings.visit("Leave", [1, 0, 0, 1, 0, 0], [1, 0, 0, float("nan"), 0, 0], None, 12)
+    headings.visit("Parental Leave", [1, 0, 0, 1, 0, 0], [1, 0, 0, 1, 0, 9], None, 20)
+    assert headings.found() == [[]]
+
+
 def test_pdf_empty_pages_and_creation_date(tmp_path: Path) -> None:
     path = write(tmp_path / "e.pdf", make_pdf([[], ["Only text."], []], {"CreationDate": "D:2021"}))
     doc = load_file(path, "e.pdf")
@@ -587,6 +654,19 @@ def test_contoso_line_break_hyphens_follow_the_document() -> None:
     doc = load_file(CONTOSO / "Northwind_Standard_Benefits_Details.pdf", "northwind.pdf")
     assert "innetwork" not in doc.text and "in-network" in doc.text
     assert_chunk_invariants(doc, max_chars=1200, min_chars=200)
+
+
+@pytest.mark.skipif(not CONTOSO.is_dir(), reason="shared Contoso PDFs are not available")
+def test_contoso_headings_are_sections() -> None:
+    doc = load_file(CONTOSO / "Northwind_Standard_Benefits_Details.pdf", "northwind.pdf")
+    titles = {s.title: s.level for s in doc.sections}
+    assert titles["Balance Billing Protection"] > titles["HOW PROVIDERS AFFECT YOUR COSTS"] > 1
+    assert "Northwind Health Standard Plan" in titles  # the canonical text's spaces
+    at = doc.text.index("we understand that medical costs can be intimidating")
+    assert doc.section_at(at) == "Balance Billing Protection"
+    sentence = next(doc.text[a:b] for a, b in sentence_spans(doc.text) if a <= at < b)
+    assert sentence.startswith("At Contoso, we understand")  # no heading glued on
+    assert clean_text(doc.text) == doc.text
 
 
 def test_chunks_break_at_page_starts_where_a_sentence_ends() -> None:

@@ -10,7 +10,7 @@ import pytest
 from quotebound import Source, WorkingSet, verify
 from quotebound.contract import answer_schema
 from quotebound.parsing import parse
-from quotebound.text.sentences import sentence_spans
+from quotebound.text.sentences import reads_as_heading, sentence_spans
 
 PROSE = [
     "Leave is 12 weeks in the U.S. Germany pays 14 weeks. Dr. Smith agrees.",
@@ -61,3 +61,49 @@ def test_inline_parsing_grows_linearly_with_the_paragraph() -> None:
     assert large < 40 * small, (small, large)
     long_word = "a" * 200_000 + " x. [S1]"
     assert _seconds(long_word, ws) < 40 * _seconds("a" * 20_000 + " x. [S1]", ws) + 0.05
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Balance Billing Protection",
+        "HOW PROVIDERS AFFECT YOUR COSTS - Balance Billing Protection",
+        "Tips for Choosing an In-Network Provider",  # minor words stay lower case
+        "Copayments (Copays)",
+        "## Parental leave",  # a Markdown heading, whatever its case
+        "Contoso Electronics\nEmployee Handbook",  # a title over two lines
+    ],
+)
+def test_headings_read_as_headings(text: str) -> None:
+    assert reads_as_heading(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Employees get 16 weeks of paid leave",  # sentence case, even without a stop
+        "Parental Leave Is 16 Weeks.",  # a sentence's stop
+        "What Is Covered?",
+        "Receipts Are Uploaded Within 45 Days (Paid.)",
+        "#1 priority is safety",  # not a Markdown heading: no space after the hashes
+        "育儿假为十六周",  # a script without case is never a title
+        "One Two Three Four Five Six Seven Eight Nine Ten Eleven Twelve Thirteen",
+        "",
+    ],
+)
+def test_sentences_do_not_read_as_headings(text: str) -> None:
+    assert not reads_as_heading(text)
+
+
+def test_a_heading_is_no_quote_to_offer_and_no_claim() -> None:
+    heading = "HOW PROVIDERS AFFECT YOUR COSTS - Balance Billing Protection"  # quote-long
+    text = f"{heading}\n\nThe plan protects you from balance billing in-network."
+    ws = WorkingSet([Source("S1", text)])
+    option = answer_schema(ws)["properties"]["claims"]["items"]["properties"]["citations"]
+    enum = option["items"]["anyOf"][0]["properties"]["quote"]["enum"]
+    assert enum == ["The plan protects you from balance billing in-network."]
+    raw = f'{{"answerable": true, "missing": "", "claims": [{{"text": "{heading}",'
+    raw += f' "citations": [{{"source": "S1", "quote": "{heading}"}}]}}]}}'
+    verdict = verify(ws, raw, "json")
+    assert [(c.kept, c.reason) for c in verdict.claims] == [(False, "claim_fragment")]
+    assert "is a heading, not a statement" in (verdict.claims[0].message or "")

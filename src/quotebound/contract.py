@@ -19,6 +19,7 @@ from .parsing import DEFAULT_SENTINELS
 from .request import Capabilities, Message, Request
 from .sources import WorkingSet
 from .text import quote_words, sentence_spans
+from .text.sentences import reads_as_heading
 from .verify import DEFAULT_POLICY, Policy
 
 SENTINEL = DEFAULT_SENTINELS[0]  # "Not covered by the provided documents."
@@ -215,6 +216,7 @@ def _citation_schema(sid: str, text: str, policy: Policy) -> dict[str, Any]:
         text[a:b]
         for a, b in sentence_spans(text)
         if policy.min_quote_words <= quote_words(text[a:b]) <= policy.max_quote_words
+        and not reads_as_heading(text[a:b])  # a heading is no evidence
     ]
     quote: dict[str, Any] = (
         {"enum": list(dict.fromkeys(sentences))} if sentences else {"type": "string"}

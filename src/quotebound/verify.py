@@ -35,6 +35,7 @@ from .support import Missing, claim_gap, states_number_or_date
 from .text.markup import original_span
 from .text.normalize import NORMALIZATION_VERSION, NormalizedText, normalize, scrub
 from .text.quoteparts import QuoteParts, adds_polarity, locate_parts, split_quote
+from .text.sentences import reads_as_heading
 from .text.tokens import Evidence
 from .text.words import (
     STOPWORDS,
@@ -482,7 +483,8 @@ def fragment(text: str) -> str | None:
     """Why ``text`` is not a claim a reader can take alone, or None when it is one: a question
     (it ends with ``?``), the answer template's placeholder (``<...>``), fewer than
     ``MIN_CLAIM_WORDS`` words (in scripts without spaces, counted by characters: see
-    ``_sentence_words``), or no content word but numbers ("It is 14."). Deterministic and
+    ``_sentence_words``), no content word but numbers ("It is 14."), or a heading
+    (``reads_as_heading``: "Balance Billing Protection", "## Leave"). Deterministic and
     cheap; it does not parse grammar, so a long noun phrase passes: the entailment tier and
     the reader see those."""
     stripped = text.strip()
@@ -497,14 +499,15 @@ def fragment(text: str) -> str | None:
     if (_sentence_words(normalized) if unspaced else len(tokens)) < MIN_CLAIM_WORDS:
         return "a fragment"
     if unspaced:  # a piece of a script without spaces is a content word, never a number
-        return None
+        return _HEADING if reads_as_heading(stripped) else None
     for token in tokens:  # a content word that is not a number (``content_words``' rule)
         if len(token) >= 2 and not token.isdigit() and token not in STOPWORDS:
-            return None
+            return _HEADING if reads_as_heading(stripped) else None
     return _NAMES_NOTHING
 
 
 _NAMES_NOTHING = "a fragment that names nothing (numbers and function words only)"
+_HEADING = "a heading, not a statement"
 
 
 def _fragment_by_definition(stripped: str) -> str | None:
@@ -516,7 +519,7 @@ def _fragment_by_definition(stripped: str) -> str | None:
         return "a fragment"
     if all(word.isdigit() for word in content_words(normalized)):
         return _NAMES_NOTHING
-    return None
+    return _HEADING if reads_as_heading(stripped) else None
 
 
 def _sentence_words(normalized: str) -> float:

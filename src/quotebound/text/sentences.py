@@ -8,6 +8,10 @@ acronym (``U.S.``) unless a capital follows it, a single capital initial, or
 ``No.``/``p.``/``Fig.`` before a number; a decimal such as ``2.5`` has no whitespace after
 its period, so it never ends one.
 
+A heading is not a sentence (``reads_as_heading``): a Markdown heading line, or a title of
+at most ``HEADING_WORDS`` capitalised words with no sentence-ending punctuation. It is never a
+quote to offer, an extractive answer or a claim.
+
 Every function is linear in the text: a look-back reads at most 40 characters.
 """
 
@@ -16,7 +20,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-__all__ = ["breaks", "ends_sentence", "is_sentence_end", "sentence_spans", "trimmed"]
+__all__ = [
+    "HEADING_WORDS",
+    "breaks",
+    "ends_sentence",
+    "is_sentence_end",
+    "reads_as_heading",
+    "sentence_spans",
+    "trimmed",
+]
 
 # A blank line (a paragraph break), or whitespace after a possible sentence end.
 _BREAK = re.compile(r"\s*\n[^\S\n]*\n\s*|(?<=[.!?\"'\u2019\u201d)\]])\s+")
@@ -34,6 +46,37 @@ NUMBER_ABBREVIATIONS = frozenset(
     | {"ch", "para", "ref", "refs", "ex", "jan", "feb", "mar", "apr", "jun", "jul", "aug"}
     | {"sep", "sept", "oct", "nov", "dec"}
 )
+
+
+# A title: at most this many words, each capitalised but for these minor words (lower case in
+# English titles: "Tips for Choosing an In-Network Provider").
+HEADING_WORDS = 12
+MINOR_WORDS = frozenset(
+    {"a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or", "per"}
+    | {"the", "to", "vs", "with", "your", "our", "its", "is", "are", "not", "how", "what"}
+)
+_TITLE_WORD = re.compile(r"[^\W\d_][\w'\u2019-]*")
+_MARKDOWN_HEADING = re.compile(r"#{1,6}(?:\s|$)")
+_CLOSING_MARKS = "\"')]\u2019\u201d\u00bb"
+
+
+def reads_as_heading(text: str) -> bool:
+    """Whether ``text`` is a heading rather than a sentence: a Markdown heading (``## Leave``),
+    or a title: at most ``HEADING_WORDS`` words, the first and every other word capitalised
+    (``MINOR_WORDS`` aside; digits are not words), ending without punctuation. Scripts without
+    case never read as titles, and neither does a sentence in sentence case."""
+    stripped = text.strip()
+    if _MARKDOWN_HEADING.match(stripped):
+        return True
+    unclosed = stripped.rstrip(_CLOSING_MARKS)
+    if not unclosed or unclosed[-1] in ".!?:;," or len(stripped.split()) > HEADING_WORDS:
+        return False
+    words = _TITLE_WORD.findall(stripped)
+    return (
+        bool(words)
+        and words[0][0].isupper()
+        and all(w[0].isupper() or w.casefold() in MINOR_WORDS for w in words)
+    )
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
