@@ -247,6 +247,35 @@ def test_extractive_answers_verbatim_and_abstains(store: Store) -> None:
     assert off_topic.status == "abstained"
 
 
+@pytest.mark.parametrize(
+    ("sections", "label"),
+    [
+        (("Parental Leave", "Parental Leave"), "Parental Leave"),  # one section: its title
+        (("Parental Leave", "Travel"), "policy.pdf"),  # two: the document's name
+    ],
+)
+def test_a_card_is_titled_by_its_sources_only_when_they_share_a_title(
+    sections: tuple[str, str], label: str
+) -> None:
+    from quotebound import Source, WorkingSet, verify
+    from quotebound.cards import build_cards
+
+    texts = ("Parental leave lasts sixteen weeks.", "Hotels are capped at 180 EUR a night.")
+    ws = WorkingSet(
+        [
+            Source(f"S{n}", text, key=f"hr:policy.pdf#c{n}", title=title, page=n)
+            for n, (text, title) in enumerate(zip(texts, sections, strict=True), 1)
+        ]
+    )
+    claims = [
+        {"text": text, "citations": [{"source": f"S{n}", "quote": text}]}
+        for n, text in enumerate(texts, 1)
+    ]
+    raw = json.dumps({"answerable": True, "claims": claims, "missing": ""})
+    cards, _ = build_cards(verify(ws, raw, "json"), ws)
+    assert [(c.document, c.label, len(c.quotes)) for c in cards] == [("hr:policy.pdf", label, 2)]
+
+
 def test_html_cards_link_to_a_text_fragment(store: Store) -> None:
     provider = ScriptedProvider(["{}"])
     ask("contractors parental leave", store, provider)

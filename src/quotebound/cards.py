@@ -117,6 +117,7 @@ def build_cards(verdict: Verdict, ws: WorkingSet) -> tuple[list[Card], list[tupl
     numbers: dict[str, int] = {}
     quotes: dict[str, list[CardQuote]] = {}
     firsts: dict[str, Source] = {}
+    titles: dict[str, set[str | None]] = {}  # the titles of each document's cited sources
     per_claim: list[tuple[ClaimCite, ...]] = []
     for claim in verdict.claims:
         if not claim.kept:
@@ -128,6 +129,8 @@ def build_cards(verdict: Verdict, ws: WorkingSet) -> tuple[list[Card], list[tupl
                 numbers[doc] = len(numbers) + 1
                 firsts[doc] = src
                 quotes[doc] = []
+                titles[doc] = set()
+            titles[doc].add(src.title)
             if quote is not None and all(
                 q.span != quote.span or q.source != quote.source for q in quotes[doc]
             ):
@@ -145,7 +148,7 @@ def build_cards(verdict: Verdict, ws: WorkingSet) -> tuple[list[Card], list[tupl
         Card(
             number=numbers[doc],
             document=doc,
-            label=_label(firsts[doc]),
+            label=_label(firsts[doc], titles[doc]),
             url=_base_url(firsts[doc]),
             updated=firsts[doc].updated,
             quotes=tuple(quotes[doc]),
@@ -184,5 +187,8 @@ def _base_url(src: Source) -> str | None:
     return safe_url(src.url)
 
 
-def _label(src: Source) -> str:
-    return src.title or document_of(src).split(":", 1)[-1]
+def _label(src: Source, titles: set[str | None]) -> str:
+    """The card's title: its sources' title when they share one, else the document's name (a
+    PDF's sources are titled by their sections: one card quoting two sections is neither)."""
+    shared = src.title if len(titles) == 1 else None
+    return shared or document_of(src).split(":", 1)[-1]
