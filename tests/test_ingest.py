@@ -388,7 +388,27 @@ def test_pdf_without_heading_fonts_has_no_sections(tmp_path: Path) -> None:
     headings.start_page()
     headings.visit("Leave", [1, 0, 0, 1, 0, 0], [1, 0, 0, float("nan"), 0, 0], None, 12)
     headings.visit("Parental Leave", [1, 0, 0, 1, 0, 0], [1, 0, 0, 1, 0, 9], None, 20)
+    for y in (30, 20, 10):  # body text after it: the heading would stand out, but for the font
+        headings.visit("Leave is paid in full.", [1, 0, 0, 1, 0, 0], [1, 0, 0, 1, 0, y], None, 12)
     assert headings.found() == [[]]
+
+
+def test_pdf_emphasised_paragraphs_and_alternating_headers_are_no_sections(tmp_path: Path) -> None:
+    notice = [  # a bold notice over four lines: emphasis, not four headings
+        ("Employees who do not submit receipts within forty", 12.0, True),
+        ("five days of travel forfeit the right to any", 12.0, True),
+        ("reimbursement of the costs of that trip in", 12.0, True),
+        ("full and in part.", 12.0, True),
+    ]
+    pages: list[list[Line]] = []
+    for n in range(6):  # even pages and odd pages each carry their own running header
+        header = ("Contoso Handbook", 18.0, False) if n % 2 else ("Employee Benefits", 18.0, False)
+        body = [("Travel", 14.0, False), "Hotels are capped at 180 EUR."] if n == 2 else []
+        pages.append([header, *body, "Receipts are uploaded within 45 days."])
+    pages[0] += notice
+    doc = load_file(write(tmp_path / "n.pdf", make_pdf(pages)), "n.pdf")
+    assert [(s.title, s.level) for s in doc.sections] == [("Travel", 1)]  # level 1 of those kept
+    assert "forty\nfive days of travel forfeit the right to any\nreimbursement" in doc.text
 
 
 def test_pdf_empty_pages_and_creation_date(tmp_path: Path) -> None:

@@ -86,6 +86,9 @@ def test_headings_read_as_headings(text: str) -> None:
         "What Is Covered?",
         "Receipts Are Uploaded Within 45 Days (Paid.)",
         "#1 priority is safety",  # not a Markdown heading: no space after the hashes
+        "# of employees is 500.",  # ends as a sentence does, hashes or not
+        "The CEO is Satya Nadella",  # "is" in lower case: a sentence
+        "NASA Launched Artemis II in 2026",  # a number is a fact
         "育儿假为十六周",  # a script without case is never a title
         "One Two Three Four Five Six Seven Eight Nine Ten Eleven Twelve Thirteen",
         "",
@@ -107,3 +110,30 @@ def test_a_heading_is_no_quote_to_offer_and_no_claim() -> None:
     verdict = verify(ws, raw, "json")
     assert [(c.kept, c.reason) for c in verdict.claims] == [(False, "claim_fragment")]
     assert "is a heading, not a statement" in (verdict.claims[0].message or "")
+
+
+@pytest.mark.parametrize(
+    ("line", "alone"),
+    [("Step 2: Prepare Your Appeal", True), ("When Prior Authorization is Required", True)],
+)
+def test_a_line_standing_alone_may_hold_a_number_or_a_lower_case_verb(
+    line: str, alone: bool
+) -> None:
+    assert reads_as_heading(line, alone=alone) and not reads_as_heading(line)
+
+
+@pytest.mark.parametrize(
+    "claim", ["Eligibility: All Full-Time Employees", "Out-of-Pocket Maximum: $6,000"]
+)
+def test_a_label_and_its_value_is_a_claim(claim: str) -> None:
+    from quotebound.verify import fragment
+
+    assert fragment(claim) is None
+    assert fragment("Balance Billing Protection") == "a heading, not a statement"
+
+
+def test_a_source_of_headings_alone_keeps_its_quote_enum() -> None:
+    heading = "HOW PROVIDERS AFFECT YOUR COSTS - Balance Billing Protection"
+    ws = WorkingSet([Source("S1", heading)])
+    option = answer_schema(ws)["properties"]["claims"]["items"]["properties"]["citations"]
+    assert option["items"]["anyOf"][0]["properties"]["quote"] == {"enum": [heading]}

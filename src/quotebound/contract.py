@@ -216,8 +216,9 @@ def _citation_schema(sid: str, text: str, policy: Policy) -> dict[str, Any]:
         text[a:b]
         for a, b in sentence_spans(text)
         if policy.min_quote_words <= quote_words(text[a:b]) <= policy.max_quote_words
-        and not reads_as_heading(text[a:b])  # a heading is no evidence
     ]
+    if policy.sentences:  # a heading is no evidence, unless the source has nothing else
+        sentences = [s for s in sentences if not reads_as_heading(s)] or sentences
     quote: dict[str, Any] = (
         {"enum": list(dict.fromkeys(sentences))} if sentences else {"type": "string"}
     )

@@ -484,7 +484,7 @@ def fragment(text: str) -> str | None:
     (it ends with ``?``), the answer template's placeholder (``<...>``), fewer than
     ``MIN_CLAIM_WORDS`` words (in scripts without spaces, counted by characters: see
     ``_sentence_words``), no content word but numbers ("It is 14."), or a heading
-    (``reads_as_heading``: "Balance Billing Protection", "## Leave"). Deterministic and
+    (``reads_as_heading`` and no colon: "Balance Billing Protection", "## Leave"). Deterministic and
     cheap; it does not parse grammar, so a long noun phrase passes: the entailment tier and
     the reader see those."""
     stripped = text.strip()
@@ -499,15 +499,21 @@ def fragment(text: str) -> str | None:
     if (_sentence_words(normalized) if unspaced else len(tokens)) < MIN_CLAIM_WORDS:
         return "a fragment"
     if unspaced:  # a piece of a script without spaces is a content word, never a number
-        return _HEADING if reads_as_heading(stripped) else None
+        return _HEADING if _heading(stripped) else None
     for token in tokens:  # a content word that is not a number (``content_words``' rule)
         if len(token) >= 2 and not token.isdigit() and token not in STOPWORDS:
-            return _HEADING if reads_as_heading(stripped) else None
+            return _HEADING if _heading(stripped) else None
     return _NAMES_NOTHING
 
 
 _NAMES_NOTHING = "a fragment that names nothing (numbers and function words only)"
 _HEADING = "a heading, not a statement"
+
+
+def _heading(claim: str) -> bool:
+    """A claim that reads as a heading; "Eligibility: All Full-Time Employees" (a label and its
+    value) states something, so a colon inside keeps it a claim."""
+    return ":" not in claim and reads_as_heading(claim)
 
 
 def _fragment_by_definition(stripped: str) -> str | None:
@@ -519,7 +525,7 @@ def _fragment_by_definition(stripped: str) -> str | None:
         return "a fragment"
     if all(word.isdigit() for word in content_words(normalized)):
         return _NAMES_NOTHING
-    return _HEADING if reads_as_heading(stripped) else None
+    return _HEADING if _heading(stripped) else None
 
 
 def _sentence_words(normalized: str) -> float:

@@ -499,6 +499,7 @@ _HEADING_CHARS = 150
 _HEADING_WORDS = 16
 _HEADING_LINES = 3
 _PAGE_HEADINGS = 64
+_PAGE_LINES = 5000  # a page with more lines is searched for no heading (the work stays bounded)
 _BOLD_FONT = re.compile(r"bold|black|heavy|demi|semibold", re.IGNORECASE)
 _NOT_A_HEADING_END = re.compile(r"[.,;]$")  # a bold or large sentence is emphasis
 _KEY_DROP = re.compile(r"[\W_]+")
@@ -524,9 +525,10 @@ class _PdfHeadings:
     """Collects a PDF's lines with their fonts while pypdf extracts the text (one pass), then
     finds the headings: lines set at least a point larger than the body text (the size most of
     the document's characters have) or wholly in a bold font, short, with a letter, not ending
-    as a sentence does. Consecutive heading lines in one style are one heading; a heading on
-    more than half the pages (three or more) is a running header, not a section. Levels follow
-    size: the largest heading size is level 1, bold body-size headings the last level. Each
+    as a sentence does. Consecutive heading lines in one style are one heading (at most
+    ``_HEADING_LINES``; a longer run is an emphasised paragraph); a heading on a third of the
+    pages or more (three at least) is a running header, not a section. Levels follow size, over
+    the headings kept: the largest is level 1, bold body-size headings the last level. Each
     heading is placed at the canonical line (or run of lines) that reads the same, letters and
     digits compared; one that no line matches is left out. A font that cannot be read stops
     the search for the whole document (no sections) and never the text extraction."""
@@ -575,37 +577,44 @@ class _PdfHeadings:
         body = self._sizes.most_common(1)[0][0]
         found = [self._page_headings(lines, body) for lines in pages]
         on_pages = Counter(key for page in found for key in {_heading_key(t) for t, _ in page})
-        running = {k for k, n in on_pages.items() if n >= 3 and n > len(pages) / 2}
-        styles = sorted({style for page in found for _, style in page}, reverse=True)
+        # a running header: on a third of the pages or more (even or odd pages alone), 3 at least
+        running = {k for k, n in on_pages.items() if n >= 3 and n >= len(pages) / 3}
+        kept = [[(t, s) for t, s in page if _heading_key(t) not in running] for page in found]
+        styles = sorted({style for page in kept for _, style in page}, reverse=True)
         level = {style: i for i, style in enumerate(styles, start=1)}
-        return [
-            [(t, level[s]) for t, s in page if _heading_key(t) not in running] for page in found
-        ]
+        return [[(t, level[s]) for t, s in page] for page in kept]
 
     @staticmethod
     def _page_headings(lines: list[_Line], body: float) -> list[tuple[str, float]]:
         """A page's headings in order: (text, style), the style the size (bold at body size is
-        just under it, so it sorts below every larger size)."""
+        just under it, so it sorts below every larger size). Consecutive lines in one heading
+        style are one run: a heading when it has at most ``_HEADING_LINES`` lines and reads as
+        one together; a longer run, or one that a line ending as a sentence ends, is an
+        emphasised paragraph and none of its lines is a heading."""
         headings: list[tuple[str, float]] = []
-        previous: tuple[float, int] | None = None  # the style and line count of the last one
-        for line in lines:
-            words = " ".join("".join(line.parts).split())
-            large = line.smallest >= body + 1
-            if not (large or line.bold) or not _reads_as_heading(words):
-                previous = None
-                continue
-            style = line.size if large else body - 0.25
-            last = headings[-1] if headings else None
-            if previous and previous[0] == style and last and previous[1] < _HEADING_LINES:
-                joined = f"{last[0]} {words}"
-                if _reads_as_heading(joined):
-                    headings[-1] = (joined, style)
-                    previous = (style, previous[1] + 1)
-                    continue
-            if len(headings) == _PAGE_HEADINGS:
-                break
-            headings.append((words, style))
-            previous = (style, 1)
+        run: list[str] = []
+        run_style: float | None = None
+        for line in [*lines, None]:
+            style: float | None = None
+            words = ""
+            if line is not None:
+                words = " ".join("".join(line.parts).split())
+                if line.smallest >= body + 1:
+                    style = line.size
+                elif line.bold:
+                    style = body - 0.25
+            if run and style != run_style:
+                joined = " ".join(run)
+                if len(run) <= _HEADING_LINES and _reads_as_heading(joined):
+                    headings.append((joined, run_style or body))
+                    if len(headings) == _PAGE_HEADINGS:
+                        break
+                run = []
+            if style is not None and words:
+                run.append(words)
+                run_style = style
+                if _NOT_A_HEADING_END.search(words):  # an emphasised sentence ends here
+                    run = []
         return headings
 
 
@@ -618,7 +627,7 @@ def _reads_as_heading(words: str) -> bool:
     )
 
 
-_ENDS_SENTENCE = re.compile(r"[.!?:][\"')\]\u2019\u201d]*$")
+_ENDS_SENTENCE = re.compile(r"[.!?][\"')\]\u2019\u201d]*$")  # not ":", a list follows
 _STARTS_SENTENCE = re.compile(r"[^\W_]|[\"'(\[\u2018\u201c\u2022\u25aa\u2013-]")
 
 
@@ -628,7 +637,7 @@ def _title_line(lines: list[str], index: int, after_heading: bool) -> bool:
     nothing) and one that starts one. A line wrapped inside a sentence never qualifies: the
     line before it ends no sentence."""
     line = lines[index]
-    if not reads_as_heading(line):
+    if not reads_as_heading(line, alone=True):
         return False
     before = lines[index - 1] if index else ""
     after = lines[index + 1] if index + 1 < len(lines) else ""
@@ -647,6 +656,8 @@ def _set_apart(
     that reads as a heading without a font to say so (``_title_line``) is set apart too, but
     starts no section: the font is the evidence a section needs."""
     lines = text.split("\n")
+    if len(lines) > _PAGE_LINES:  # a page of that many lines is not prose: left as it is
+        return text, []
     keys = [_heading_key(line) for line in lines]
     spans: list[tuple[str, int, int, int]] = []  # title, first line, last line, level
     cursor = 0

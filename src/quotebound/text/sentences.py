@@ -9,8 +9,8 @@ acronym (``U.S.``) unless a capital follows it, a single capital initial, or
 its period, so it never ends one.
 
 A heading is not a sentence (``reads_as_heading``): a Markdown heading line, or a title of
-at most ``HEADING_WORDS`` capitalised words with no sentence-ending punctuation. It is never a
-quote to offer, an extractive answer or a claim.
+at most ``HEADING_WORDS`` capitalised words and no digit, neither ending with punctuation. It
+is never a quote to offer, an extractive answer or a claim.
 
 Every function is linear in the text: a look-back reads at most 40 characters.
 """
@@ -53,29 +53,39 @@ NUMBER_ABBREVIATIONS = frozenset(
 HEADING_WORDS = 12
 MINOR_WORDS = frozenset(
     {"a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or", "per"}
-    | {"the", "to", "vs", "with", "your", "our", "its", "is", "are", "not", "how", "what"}
+    | {"the", "to", "vs", "with", "your", "our", "its"}
 )
+# Lower case in a title too, but in a sentence as often: minor only in a line standing alone.
+_LINE_MINOR_WORDS = MINOR_WORDS | {"is", "are", "not", "how", "what", "when"}
 _TITLE_WORD = re.compile(r"[^\W\d_][\w'\u2019-]*")
 _MARKDOWN_HEADING = re.compile(r"#{1,6}(?:\s|$)")
+_DIGIT = re.compile(r"\d")
 _CLOSING_MARKS = "\"')]\u2019\u201d\u00bb"
 
 
-def reads_as_heading(text: str) -> bool:
-    """Whether ``text`` is a heading rather than a sentence: a Markdown heading (``## Leave``),
-    or a title: at most ``HEADING_WORDS`` words, the first and every other word capitalised
-    (``MINOR_WORDS`` aside; digits are not words), ending without punctuation. Scripts without
-    case never read as titles, and neither does a sentence in sentence case."""
+def reads_as_heading(text: str, *, alone: bool = False) -> bool:
+    """Whether ``text`` is a heading rather than a sentence. Neither ends with punctuation: a
+    Markdown heading (``## Leave``), or a title: at most ``HEADING_WORDS`` words, the first and
+    every other word capitalised (``MINOR_WORDS``, articles and prepositions, aside), and no
+    digit (a number is a fact: "NASA Launched Artemis II in 2026" is a claim). Scripts without
+    case never read as titles, and neither does a sentence in sentence case. ``alone``: the
+    text is a line standing alone between two sentences (a PDF's layout), which says more, so
+    digits are allowed ("Step 2: Prepare Your Appeal") and is/are/not/how/what/when may be
+    lower case ("When Prior Authorization is Required")."""
     stripped = text.strip()
+    unclosed = stripped.rstrip(_CLOSING_MARKS)
+    if not unclosed or unclosed[-1] in ".!?:;,":
+        return False
     if _MARKDOWN_HEADING.match(stripped):
         return True
-    unclosed = stripped.rstrip(_CLOSING_MARKS)
-    if not unclosed or unclosed[-1] in ".!?:;," or len(stripped.split()) > HEADING_WORDS:
+    if len(stripped.split()) > HEADING_WORDS or (not alone and _DIGIT.search(stripped)):
         return False
+    minor = _LINE_MINOR_WORDS if alone else MINOR_WORDS
     words = _TITLE_WORD.findall(stripped)
     return (
         bool(words)
         and words[0][0].isupper()
-        and all(w[0].isupper() or w.casefold() in MINOR_WORDS for w in words)
+        and all(w[0].isupper() or w.casefold() in minor for w in words)
     )
 
 
