@@ -113,13 +113,10 @@ def test_a_heading_is_no_quote_to_offer_and_no_claim() -> None:
 
 
 @pytest.mark.parametrize(
-    ("line", "alone"),
-    [("Step 2: Prepare Your Appeal", True), ("When Prior Authorization is Required", True)],
+    "line", ["Step 2: Prepare Your Appeal", "When Prior Authorization is Required"]
 )
-def test_a_line_standing_alone_may_hold_a_number_or_a_lower_case_verb(
-    line: str, alone: bool
-) -> None:
-    assert reads_as_heading(line, alone=alone) and not reads_as_heading(line)
+def test_a_line_standing_alone_may_hold_a_number_or_a_lower_case_verb(line: str) -> None:
+    assert reads_as_heading(line, alone=True) and not reads_as_heading(line)
 
 
 @pytest.mark.parametrize(

@@ -605,8 +605,8 @@ class _PdfHeadings:
                     style = body - 0.25
             if run and style != run_style:
                 joined = " ".join(run)
-                if len(run) <= _HEADING_LINES and _reads_as_heading(joined):
-                    headings.append((joined, run_style or body))
+                if run_style is not None and len(run) <= _HEADING_LINES and _heading_shaped(joined):
+                    headings.append((joined, run_style))
                     if len(headings) == _PAGE_HEADINGS:
                         break
                 run = []
@@ -618,7 +618,8 @@ class _PdfHeadings:
         return headings
 
 
-def _reads_as_heading(words: str) -> bool:
+def _heading_shaped(words: str) -> bool:
+    """A line (or run) the font marks out, short enough and unended enough to be a heading."""
     return (
         0 < len(words) <= _HEADING_CHARS
         and len(words.split()) <= _HEADING_WORDS
