@@ -5,8 +5,9 @@ six HR and benefits PDFs, and 50 questions whose answers cite ``file.pdf#page=N`
 with RAGAS, so treat the pages as approximate). The PDFs are ingested through the real path
 (``load_file``, ``chunk_document``) into a fresh SQLite store, and each question is asked with
 ``quotebound.pipeline.ask`` as ``quotebound ask`` does by default (the fast support tier, the
-fast answer check, and the fallback ranked by it; ``--answer-check off``, ``--fallback off``
-to run without them). Reported per provider:
+fast answer check, the fallback ranked by it, and BM25's hits re-ranked with MiniLM;
+``--answer-check off``, ``--fallback off``, ``--rerank off`` to run without them). Reported per
+provider:
 
 - retrieval: a gold page among the top 5 and top 10 chunks retrieved, and among the sources
   packed for the provider (what the model is sent);
@@ -36,9 +37,10 @@ from typing import Any
 from answer_quality import served_claims
 from quotebound.entailment import make_backend
 from quotebound.entailment.answers import FALLBACKS, AnswerChecker, fallback_for
+from quotebound.entailment.rerank import RERANKS, DenseReranker
 from quotebound.ingest import chunk_document, load_file
 from quotebound.packing import DEFAULT_BUDGET_CHARS, pack
-from quotebound.pipeline import Answer, AskOptions, ask
+from quotebound.pipeline import Answer, AskOptions, ask, retrieve
 from quotebound.providers import make_provider
 from quotebound.store import Store, open_store
 from quotebound.text import normalize
@@ -68,11 +70,15 @@ def on_gold(
 
 
 def retrieval(
-    store: Store, items: list[tuple[str, set[tuple[str, int]]]], budget: int
+    store: Store,
+    items: list[tuple[str, set[tuple[str, int]]]],
+    budget: int,
+    reranker: DenseReranker | None = None,
 ) -> dict[str, int]:
     found = {"top5": 0, "top10": 0, "packed": 0}
+    options = AskOptions(corpora=[CORPUS], limit=20, rerank=reranker)
     for question, gold in items:
-        hits = store.search(question, corpora=[CORPUS], limit=20)
+        hits, _ = retrieve(question, store, options)
         found["top5"] += any(on_gold(h.key, h.pages, gold) for h in hits[:5])
         found["top10"] += any(on_gold(h.key, h.pages, gold) for h in hits[:10])
         packed = pack(hits, budget_chars=budget).working_set
@@ -117,6 +123,13 @@ def main(argv: list[str] | None = None) -> int:
         "scores as answering when the answer would be an abstention, covering those covering "
         "the question's words best (either only with --answer-check fast), off none",
     )
+    parser.add_argument(
+        "--rerank",
+        choices=RERANKS,
+        default="dense",
+        help="as ask --rerank: dense (the default) BM25's first 50 hits re-ranked by fusion "
+        "with MiniLM's cosine to the question; off BM25's order",
+    )
     args = parser.parse_args(argv)
     if not DATA.exists():
         print(f"the contoso data is not at {DATA}", file=sys.stderr)
@@ -135,8 +148,14 @@ def main(argv: list[str] | None = None) -> int:
             checker = AnswerChecker.beside(tier) if args.answer_check == "fast" else None
             check = checker.answers if checker is not None else None
             extract = fallback_for(args.fallback, checker)
+            # (no vectors kept between questions: each is timed as a fresh `quotebound ask`)
+            reranker = (
+                DenseReranker.beside(tier, checker, cache_size=0)
+                if args.rerank == "dense"
+                else None
+            )
             budget = min(DEFAULT_BUDGET_CHARS, provider.context_chars or DEFAULT_BUDGET_CHARS)
-            found = retrieval(store, items, budget)
+            found = retrieval(store, items, budget, reranker)
             tally: dict[str, Any] = {"gold": 0, "answered": 0, "abstained": 0, "decorative": 0}
             tally["fragments"] = tally["fallback"] = 0
             seconds = []
@@ -149,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
                         entailment=tier,
                         answer_check=check,
                         fallback=extract,
+                        rerank=reranker,
                     )
                     answer = ask(question, store, provider, options)
                     seconds.append(time.perf_counter() - t0)
@@ -177,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
                     )
             finally:
                 provider.close()
+                if reranker is not None:
+                    reranker.close()
                 if checker is not None:
                     checker.close()
                 if tier is not None:
@@ -187,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
                 (
                     f"{name} ({provider.model})"
                     + (f", answer check {args.answer_check}" if check else "")
-                    + (f", fallback {extract.model}" if extract else ""),
+                    + (f", fallback {extract.model}" if extract else "")
+                    + (", reranked" if reranker else ""),
                     f"{found['top5']}/{n}",
                     f"{found['top10']}/{n}",
                     f"{found['packed']}/{n}",

@@ -123,6 +123,7 @@ _ENTAIL_TESTS = (
     "tests/test_entailment.py::test_nli_ties_and_broken_outputs_never_pass",
     # the fast checker and the cascade (all-MiniLM-L6-v2), and ask's default tier
     "tests/test_fast_checker.py",
+    "tests/test_rerank.py",  # hybrid ranking (all-MiniLM-L6-v2)
     "tests/test_ask_cli.py::test_ask_runs_the_fast_tier_by_default_and_off_skips_it",
     "tests/test_server.py::test_the_service_runs_its_entailment_tier_and_traces_each_judgement",
     # eval --report: the plots (matplotlib)

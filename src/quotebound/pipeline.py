@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from .budget import Budget
 from .cards import Card, ClaimCite, build_cards, document_of
@@ -36,6 +36,7 @@ from .coverage import (
     unaddressed,
 )
 from .entailment.base import Backend, Judgement
+from .entailment.rerank import Reranked
 from .entailment.tier import check_entailment, evidence_text
 from .errors import TimeLimitError, WorkLimitError
 from .ingest.chunker import chunk_document
@@ -157,6 +158,15 @@ class Answer:
 AnswerCheck = Callable[[str, str], Judgement]
 
 
+class Reranker(Protocol):
+    """What ``AskOptions.rerank`` is: ``rerank(question, hits)`` re-orders the store's first
+    ``depth`` hits (``entailment.rerank.DenseReranker``)."""
+
+    depth: int
+
+    def rerank(self, question: str, hits: Sequence[Hit]) -> Reranked: ...
+
+
 @dataclass(frozen=True, slots=True)
 class AskOptions:
     corpora: Sequence[str] | None = None
@@ -183,6 +193,11 @@ class AskOptions:
     # more attempt: ``counts.fallback_asked``, and ``fallback_attempt`` when served). Never
     # asked when it is the answering provider's own kind. None: no fallback.
     fallback: Provider | None = None
+    # Re-order the store's hits before packing (``entailment.rerank.DenseReranker``: BM25's
+    # first ``depth`` fused with MiniLM's cosine to the question); the store is asked for at
+    # least ``depth`` hits, the first ``limit`` of the new order are packed. A reranker that
+    # fails leaves BM25's order (``counts.reranked`` 0). None: BM25's order.
+    rerank: Reranker | None = None
 
 
 class _Clock:
@@ -222,11 +237,34 @@ def ask(
     question = scrub(question)
     clock = _Clock()
     at = clock.started
-    hits = store.search(question, corpora=opts.corpora, groups=opts.groups, limit=opts.limit)
+    hits, reranked = retrieve(question, store, opts, clock)
+    at = time.perf_counter()
     budget = min(opts.budget_chars, provider.context_chars or opts.budget_chars)
     packed = pack(hits, budget_chars=budget)
     clock.lap("retrieve_ms", at)
-    return _answer_pack(question, packed, hits, provider, opts, progress, clock, store)
+    return _answer_pack(
+        question, packed, hits, provider, opts, progress, clock, store, reranked=reranked
+    )
+
+
+def retrieve(
+    question: str, store: Store, opts: AskOptions, clock: _Clock | None = None
+) -> tuple[list[Hit], int | None]:
+    """The store's hits for ``question`` as ``ask`` packs them: BM25's first
+    ``opts.limit``, or with ``opts.rerank`` its first ``rerank.depth`` (at least the limit)
+    re-ranked, then cut to the limit. Returns the hits and whether they were re-ranked (1;
+    0: the reranker failed and BM25's order stands; None: no reranker)."""
+    clock = clock or _Clock()
+    at = time.perf_counter()
+    rerank = opts.rerank
+    wanted = opts.limit if rerank is None else max(opts.limit, rerank.depth)
+    hits = store.search(question, corpora=opts.corpora, groups=opts.groups, limit=wanted)
+    at = clock.lap("retrieve_ms", at)
+    if rerank is None:
+        return hits[: opts.limit], None
+    result = rerank.rerank(question, hits)
+    clock.lap("rerank_ms", at)
+    return result.hits[: opts.limit], int(result.error is None)
 
 
 def ask_sources(
@@ -371,9 +409,12 @@ def _answer_pack(
     clock: _Clock,
     store: Store | None,
     offered: int | None = None,
+    *,
+    reranked: int | None = None,
 ) -> Answer:
     """Ask under the contract over a packed working set, verify, repair once, serve, trace
-    (``offered``: how many sources were retrieved elsewhere, where no hits were)."""
+    (``offered``: how many sources were retrieved elsewhere, where no hits were; ``reranked``:
+    as ``retrieve`` says, counted in the trace)."""
     tell = progress or _silent
     retrieved = len(hits) if offered is None else offered
     tell(
@@ -439,6 +480,7 @@ def _answer_pack(
         store,
         retrieved,
         fallback,
+        reranked,
     )
 
 
@@ -482,6 +524,7 @@ def _finish(
     store: Store | None,
     retrieved: int | None = None,
     fallback: Callable[[], str | None] | None = None,
+    reranked: int | None = None,
 ) -> Answer:
     """The served answer from the verdicts of the attempts made, traced to ``store``
     (``retrieved``: how many sources were offered, where they were not the store's hits;
@@ -512,6 +555,8 @@ def _finish(
         counts["fallback_attempt"] = used
     if retrieved is not None:
         counts["retrieved"] = retrieved
+    if reranked is not None:  # 1: the hits were re-ranked; 0: the reranker failed (BM25's order)
+        counts["reranked"] = reranked
     counts["unaddressed"] = len(answer.unaddressed)
     counts["conflicts"] = len(answer.conflicts)
     if answer.answer_check is not None or refused:  # the check refused an answer of this ask

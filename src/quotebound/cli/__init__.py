@@ -36,13 +36,14 @@ from ..entailment.answers import (
 from ..entailment.base import Backend, EntailmentError
 from ..entailment.heuristic import EXTRA_HINT
 from ..entailment.judge import JUDGE_MODEL, JudgeBackend
+from ..entailment.rerank import DEFAULT_RERANK, RERANK_DEPTH, RERANKS, DenseReranker
 from ..entailment.tier import check_entailment
 from ..errors import IngestError, InputError, NotFoundError, QuoteboundError, unreadable
 from ..ingest import chunk_document, iter_files, load_file
 from ..originals import document_page, original_of, pdf_highlights, quotes_of, render_page
 from ..packing import DEFAULT_BUDGET_CHARS, chunk_key, pack
 from ..parsing import FORMATS
-from ..pipeline import Answer, AskOptions, ask
+from ..pipeline import Answer, AskOptions, ask, retrieve
 from ..providers import PROVIDER_NAMES, Provider, make_provider
 from ..sources import WorkingSet
 from ..store import Hit, Store, TraceRecord, open_store
@@ -393,12 +394,32 @@ _budget_option = click.option(
 )
 
 
+# ``ask``, ``search`` and ``serve``: the order the store's hits are packed in.
+_rerank_option = click.option(
+    "--rerank",
+    type=click.Choice(RERANKS),
+    default=DEFAULT_RERANK,
+    show_default=True,
+    help=f"Re-order BM25's first {RERANK_DEPTH} hits by fusing them with MiniLM's reading of "
+    "the question before packing (dense), or keep BM25's order (off).",
+)
+
+
+def _reranker(choice: str, *holders: object | None) -> DenseReranker | None:
+    """The reranker ``--rerank`` names, sharing the MiniLM of the first of ``holders`` that
+    holds one; None for off, and for the default on a light install (with a warning)."""
+    if choice == "off":
+        return None
+    return made_tier(choice, lambda: DenseReranker.beside(*holders), "rerank")
+
+
 @cli.command("search")
 @click.argument("query")
 @click.option("--corpus", "corpora", multiple=True, metavar="NAME", help="Search only NAME.")
 @click.option("--acl", "groups", multiple=True, metavar="GROUP", help="Read as GROUP.")
 @click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
 @_budget_option
+@_rerank_option
 @_store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def search_cmd(
@@ -407,16 +428,26 @@ def search_cmd(
     groups: tuple[str, ...],
     limit: int,
     budget: int,
+    rerank: str,
     store_url: str | None,
     as_json: bool,
 ) -> int:
-    """Show what retrieval returns for QUERY, ranked, and how it would be packed (S1..Sn)."""
-    with open_store(store_url) as store:
-        hits = store.search(query, corpora=list(corpora) or None, groups=groups, limit=limit)
+    """Show what retrieval returns for QUERY, ranked as ask ranks it, and how it would be
+    packed (S1..Sn)."""
+    reranker = _reranker(rerank)
+    options = AskOptions(corpora=list(corpora) or None, groups=groups, limit=limit, rerank=reranker)
+    try:
+        with open_store(store_url) as store:
+            hits, reranked = retrieve(query, store, options)
+    finally:
+        if reranker is not None:
+            reranker.close()
     packed = pack(hits, budget_chars=budget)
     ids = {chunk_key(h): s.id for s, h in zip(packed.working_set, packed.hits, strict=True)}
+    order = {None: "bm25", 1: "bm25+dense", 0: "bm25 (the reranker failed)"}[reranked]
     payload = {
         "query": query,
+        "order": order,
         "hits": [_hit_dict(h, ids.get(chunk_key(h))) for h in hits],
         "working_set": packed.working_set.to_list(),
         "dropped": [
@@ -424,11 +455,11 @@ def search_cmd(
             for d in packed.dropped
         ],
     }
-    lines = [f"{len(hits)} hits for {query!r}"]
+    lines = [f"{len(hits)} hits for {query!r}, ordered by {order}"]
     for n, hit in enumerate(hits, 1):
         page = f" p.{hit.page}" if hit.page else ""
         packed_as = ids.get(chunk_key(hit), "not packed")
-        lines.append(f"{n:>3}. {chunk_key(hit)}{page}  score {hit.score:.3f}  -> {packed_as}")
+        lines.append(f"{n:>3}. {chunk_key(hit)}{page}  bm25 {hit.score:.3f}  -> {packed_as}")
         lines.append(f"       {_shorten(hit.text, 96)}")
     _emit(as_json, payload, "\n".join(lines))
     return EXIT_OK
@@ -618,6 +649,7 @@ _fallback_option = click.option(
 @_budget_option
 @_entailment_options(DEFAULT_TIER)
 @_fallback_option
+@_rerank_option
 @click.option(
     "--answer-check",
     type=click.Choice(ANSWER_CHECKS),
@@ -644,6 +676,7 @@ def ask_cmd(
     entailment: str,
     entailment_model: Path | None,
     fallback: str,
+    rerank: str,
     answer_check: str,
     store_url: str | None,
     as_json: bool,
@@ -653,10 +686,11 @@ def ask_cmd(
     chosen = make_provider(
         provider, model, base_url=base_url, api_key=api_key, model_path=model_path
     )
-    backend = checker = None
+    backend = checker = reranker = None
     try:
         backend = _ask_entailment(entailment, entailment_model, chosen)
         checker = _answer_checker(answer_check, chosen, backend)
+        reranker = _reranker(rerank, backend, checker)
         options = AskOptions(
             corpora=list(corpora) or None,
             groups=groups,
@@ -667,10 +701,13 @@ def ask_cmd(
             answer_check=checker.answers if checker is not None else None,
             # (only with a check: unchecked, the extract would overrule a right abstention)
             fallback=fallback_for(fallback, checker),
+            rerank=reranker,
         )
         with open_store(store_url) as store:
             answer = ask(question, store, chosen, options)
     finally:
+        if reranker is not None:
+            reranker.close()
         close_together(backend, chosen)
         if checker is not None and getattr(checker, "provider", None) is not chosen:
             checker.close()
@@ -715,7 +752,7 @@ def made_tier(name: str, make: Callable[[], _T], option: str = "entailment") -> 
         source = click.get_current_context().get_parameter_source(option)
         if source is not click.core.ParameterSource.DEFAULT or EXTRA_HINT not in str(exc):
             raise
-        what = "entailment tier" if option == "entailment" else "answer check"
+        what = {"entailment": "entailment tier", "rerank": "reranker"}.get(option, "answer check")
         flag = option.replace("_", "-")
         click.echo(f"warning: the {name} {what} is off: {exc} (or pass --{flag} off)", err=True)
         return None

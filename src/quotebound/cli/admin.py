@@ -23,6 +23,7 @@ from . import (
     _emit,
     _fallback_option,
     _provider_options,
+    _rerank_option,
     _store_option,
     cli,
     made_tier,
@@ -137,6 +138,7 @@ _BUDGET = Budget()  # the defaults of the serve options
     "answer they do not is an abstention.",
 )
 @_fallback_option
+@_rerank_option
 @_store_option
 def serve_cmd(
     host: str,
@@ -155,6 +157,7 @@ def serve_cmd(
     entailment: str,
     answer_check: str,
     fallback: str,
+    rerank: str,
     store_url: str | None,
 ) -> int:
     """Run the HTTP service and the web page (Ctrl-C stops it). Callers need an API key
@@ -189,7 +192,11 @@ def serve_cmd(
     check = answer_check
     if check != "off" and not made_tier(check, lambda: ensure_installed(check), "answer_check"):
         check = "off"
-    options = dataclasses.replace(options, entailment=runs, answer_check=check, fallback=fallback)
+    if rerank != "off" and not made_tier(rerank, lambda: ensure_installed("fast"), "rerank"):
+        rerank = "off"
+    options = dataclasses.replace(
+        options, entailment=runs, answer_check=check, fallback=fallback, rerank=rerank
+    )
     click.echo(
         f"quotebound serving on http://{host}:{port}/ with {workers} worker(s) (Ctrl-C stops)",
         err=True,

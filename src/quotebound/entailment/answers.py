@@ -176,6 +176,16 @@ class AnswerChecker:
             return cls()
         return cls(encoder=encoder, lock=getattr(fast, "encoder_lock", None))
 
+    @property
+    def encoder(self) -> Any:
+        """The MiniLM this check embeds with (None once closed), for others to share."""
+        return self._encoder
+
+    @property
+    def encoder_lock(self) -> threading.Lock:
+        """The lock every call of ``encoder`` is made under."""
+        return self._lock
+
     def features(self, question: str, evidence: str) -> list[float] | None:
         """The pair's feature vector (``ANSWER_FEATURES`` order); None when either side is
         empty or the question is too long for the encoder. Raises ``EntailmentError`` when

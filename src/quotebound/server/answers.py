@@ -50,6 +50,7 @@ def run_ask(
         entailment=state.tier.get() if state.tier is not None else None,
         answer_check=state.checker.get().answers if state.checker is not None else None,
         fallback=_fallback(state),
+        rerank=state.reranker.get() if state.reranker is not None else None,
     )
     provider = state.model.get()
     guard = nullcontext() if provider.thread_safe else state.model.call_lock

@@ -26,6 +26,7 @@ from typing import Generic, ParamSpec, Protocol, TypeVar
 from ..budget import Budget
 from ..entailment.answers import FALLBACKS, AnswerChecker
 from ..entailment.base import Backend
+from ..entailment.rerank import DenseReranker
 from ..errors import QuoteboundError, StoreError
 from ..providers import ExtractiveProvider, Provider
 from ..store import Store, open_store
@@ -59,6 +60,9 @@ class ServerConfig:
     # "extractive" (or True: ranked by the answer check when one runs), "covering" (by the
     # question's words), "off" (or False)
     fallback: bool | str = False
+    # what re-orders the store's hits before packing (AskOptions.rerank), made once beside the
+    # tier and the answer check (to share their encoder) on the first ask; None: BM25's order
+    rerank: Callable[..., DenseReranker] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.fallback, bool) and self.fallback not in FALLBACKS:
@@ -185,12 +189,19 @@ class ServerState:
         self.tier = Once(config.entailment, "entailment backend") if config.entailment else None
         check = config.answer_check
         self.checker = Once(partial(self._beside, check), "answer check") if check else None
+        rerank = config.rerank
+        self.reranker = Once(partial(self._reranker, rerank), "reranker") if rerank else None
         self.admission = Admission(config.max_waiting)
         self._pool = ThreadPoolExecutor(max_workers=config.ask_workers, thread_name_prefix="qb-ask")
 
     def _beside(self, make: Callable[[Backend | None], AnswerChecker]) -> AnswerChecker:
         """The answer check, made beside the tier (its encoder shared) when there is one."""
         return make(self.tier.get() if self.tier is not None else None)
+
+    def _reranker(self, make: Callable[..., DenseReranker]) -> DenseReranker:
+        """The reranker, sharing the encoder of the tier or the answer check when one runs."""
+        tier = self.tier.get() if self.tier is not None else None
+        return make(tier, self.checker.get() if self.checker is not None else None)
 
     def admit(self) -> None:
         """Take a place for one question, or refuse it at once: 503 ``busy``."""
@@ -219,6 +230,8 @@ class ServerState:
         """Wait for the answers under way (they write their traces), then close everything."""
         self._pool.shutdown(wait=True)
         self.model.close()
+        if self.reranker is not None:
+            self.reranker.close()
         if self.checker is not None:
             self.checker.close()
         if self.tier is not None:

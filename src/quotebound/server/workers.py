@@ -27,6 +27,7 @@ from ..budget import Budget
 from ..entailment import make_backend
 from ..entailment.answers import AnswerChecker
 from ..entailment.base import Backend
+from ..entailment.rerank import DenseReranker
 from ..providers import Provider, make_provider
 from .app import create_app
 from .state import ServerConfig
@@ -49,6 +50,7 @@ class ServeOptions:
     entailment: str = "off"  # the tier every answer runs: a backend name, or off
     answer_check: str = "off"  # the answer check every answer runs: fast, or off
     fallback: str = "off"  # extractive, covering: the sources' own sentences, when it would abstain
+    rerank: str = "off"  # dense: BM25's hits re-ranked with MiniLM before packing, or off
 
     def to_env(self) -> str:
         return json.dumps(dataclasses.asdict(self))
@@ -76,6 +78,7 @@ class ServeOptions:
             answer_check=AnswerChecker.beside if self.answer_check == "fast" else None,
             # (only with a check: unchecked, the extract would overrule a right abstention)
             fallback=self.fallback if self.answer_check != "off" else "off",
+            rerank=DenseReranker.beside if self.rerank == "dense" else None,
         )
 
     def tier(self) -> Callable[[], Backend] | None:
