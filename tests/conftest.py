@@ -126,6 +126,7 @@ _ENTAIL_TESTS = (
     "tests/test_rerank.py",  # hybrid ranking (all-MiniLM-L6-v2)
     "tests/test_ask_cli.py::test_ask_runs_the_fast_tier_by_default_and_off_skips_it",
     "tests/test_server.py::test_the_service_runs_its_entailment_tier_and_traces_each_judgement",
+    "tests/test_server.py::test_the_service_reranks_beside_its_tier_and_traces_it",
     # eval --report: the plots (matplotlib)
     "tests/test_evaluation.py::test_eval_report_is_written_and_escaped",
     "tests/test_evaluation.py::test_eval_own_format_without_backend",

@@ -782,6 +782,34 @@ def test_the_service_runs_the_answer_check_beside_its_tier(tmp_path: Path) -> No
     assert trace["status"] == "abstained" and trace["counts"]["answer_check_refused"] == 1
 
 
+def test_the_service_reranks_beside_its_tier_and_traces_it(tmp_path: Path) -> None:
+    """ServerConfig.rerank (serve --rerank dense): made once, beside the tier (one MiniLM),
+    each answer's hits re-ordered and counted in its trace."""
+    from quotebound.entailment import make_backend
+    from quotebound.entailment.rerank import DenseReranker
+
+    made: list[DenseReranker] = []
+    tiers: list[Any] = []
+
+    def tier() -> Any:
+        tiers.append(make_backend("fast"))
+        return tiers[-1]
+
+    def rerank(*holders: Any) -> DenseReranker:
+        made.append(DenseReranker.beside(*holders))
+        return made[-1]
+
+    env = Env(f"sqlite:///{tmp_path / 'qb.db'}", entailment=tier, rerank=rerank)
+    for _ in range(2):
+        served = ask(env, "How many weeks of parental leave do employees get?", env.alice)
+        assert served["counts"]["reranked"] == 1
+    assert len(made) == 1 and len(tiers) == 1 and made[0]._encoder is tiers[0].encoder
+    trace = env.call("GET", f"/v1/traces/{served['trace_id']}", env.alice).json()
+    assert trace["counts"]["reranked"] == 1
+    plain = Env(f"sqlite:///{tmp_path / 'plain.db'}")
+    assert "reranked" not in ask(plain, "How many weeks of parental leave?", plain.alice)["counts"]
+
+
 @pytest.mark.parametrize("fallback", [True, "covering"])
 def test_the_service_serves_the_documents_own_sentences_when_the_model_fails(
     tmp_path: Path, fallback: bool | str

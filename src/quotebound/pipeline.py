@@ -236,7 +236,6 @@ def ask(
     opts = options or AskOptions()
     question = scrub(question)
     clock = _Clock()
-    at = clock.started
     hits, reranked = retrieve(question, store, opts, clock)
     at = time.perf_counter()
     budget = min(opts.budget_chars, provider.context_chars or opts.budget_chars)

@@ -44,7 +44,7 @@ from ..text.sentences import sentence_spans
 from ..text.tokens import numbers
 from ..text.words import STOPWORDS, content_words
 from .base import EntailmentError, Judgement
-from .heuristic import MODEL_NAME, embed, encoder_fits, load_minilm
+from .heuristic import MODEL_NAME, SharesEncoder, embed, encoder_fits, load_minilm, shared_encoder
 from .learned import MAX_SENTENCE_CHARS, Weights
 
 ANSWER_FEATURES: tuple[str, ...] = (
@@ -145,7 +145,7 @@ def shipped_answer_weights() -> Weights:
     return Weights.from_dict(json.loads(raw), ANSWER_FEATURES, REFIT)
 
 
-class AnswerChecker:
+class AnswerChecker(SharesEncoder):
     """The fast answer check (``ask --answer-check fast``): ``answers(question, evidence)``,
     the ``AskOptions.answer_check`` callable. Not an entailment tier: it judges questions."""
 
@@ -170,21 +170,7 @@ class AnswerChecker:
     def beside(cls, tier: object | None) -> AnswerChecker:
         """An answer check sharing the encoder of the support tier ``ask`` runs when that
         tier holds one (the fast checker, or the cascade's), so that MiniLM loads once."""
-        fast = getattr(tier, "fast", tier)  # the cascade's fast checker, or the tier itself
-        encoder = getattr(fast, "encoder", None)
-        if encoder is None:
-            return cls()
-        return cls(encoder=encoder, lock=getattr(fast, "encoder_lock", None))
-
-    @property
-    def encoder(self) -> Any:
-        """The MiniLM this check embeds with (None once closed), for others to share."""
-        return self._encoder
-
-    @property
-    def encoder_lock(self) -> threading.Lock:
-        """The lock every call of ``encoder`` is made under."""
-        return self._lock
+        return cls(**shared_encoder(tier))
 
     def features(self, question: str, evidence: str) -> list[float] | None:
         """The pair's feature vector (``ANSWER_FEATURES`` order); None when either side is

@@ -386,6 +386,35 @@ def encoder_fits(encoder: Any, text: str, lock: threading.Lock) -> bool:
     return len(ids) <= limit
 
 
+class SharesEncoder:
+    """A holder of the packaged MiniLM that others may share (the fast checker, the fast answer
+    check): ``encoder`` (None once closed) and ``encoder_lock``, under which every call of it
+    is made."""
+
+    _encoder: Any
+    _lock: threading.Lock
+
+    @property
+    def encoder(self) -> Any:
+        return self._encoder
+
+    @property
+    def encoder_lock(self) -> threading.Lock:
+        return self._lock
+
+
+def shared_encoder(*holders: object | None) -> dict[str, Any]:
+    """``encoder`` and ``lock`` keywords for sharing the MiniLM of the first of ``holders``
+    that holds one (a ``SharesEncoder``, or a cascade whose ``fast`` checker is one), so that
+    MiniLM loads once; empty when none does (the caller loads its own)."""
+    for holder in holders:
+        fast = getattr(holder, "fast", holder)
+        encoder = getattr(fast, "encoder", None)
+        if encoder is not None:
+            return {"encoder": encoder, "lock": getattr(fast, "encoder_lock", None)}
+    return {}
+
+
 def embed(encoder: Any, texts: list[str], batch_size: int, lock: threading.Lock) -> Any:
     """Unit-length embeddings of ``texts`` (one encoder call at a time, under ``lock``); an
     ``EntailmentError`` when the encoder fails or was closed."""

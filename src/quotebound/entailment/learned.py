@@ -50,7 +50,7 @@ from ..text.sentences import sentence_spans
 from ..text.tokens import numbers
 from ..text.words import STOPWORDS, content_words, stem
 from .base import Backend, EntailmentError, Judgement
-from .heuristic import MODEL_NAME, embed, encoder_fits, load_minilm, mismatch
+from .heuristic import MODEL_NAME, SharesEncoder, embed, encoder_fits, load_minilm, mismatch
 
 FEATURES: tuple[str, ...] = (
     "content_share",
@@ -219,7 +219,7 @@ def lexical(claim: str, evidence: str) -> Lexical:
     return Lexical(values, nearest, found_rule[0] if found_rule else None)
 
 
-class FastChecker(Backend):
+class FastChecker(SharesEncoder, Backend):
     """The ``fast`` backend: ``lexical`` features plus one MiniLM similarity, fitted weights."""
 
     name: ClassVar[str] = "fast"
@@ -238,16 +238,6 @@ class FastChecker(Backend):
         self.version = f"fast-{fitted}.{self.weights.digest()}+{MODEL_NAME}"
         self._encoder = encoder if encoder is not None else load_minilm(device)
         self._lock = threading.Lock()  # one encoder call at a time (its tokenizer is not shared)
-
-    @property
-    def encoder(self) -> Any:
-        """The loaded MiniLM (None once closed), to share with the fast answer check."""
-        return self._encoder
-
-    @property
-    def encoder_lock(self) -> threading.Lock:
-        """The lock every call of the shared encoder takes."""
-        return self._lock
 
     def judge(self, claim: str, quote: str) -> Judgement:
         return self.judge_many([(claim, quote)])[0]

@@ -23,11 +23,11 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from ..corpus import Hit
 from .base import EntailmentError
-from .heuristic import MODEL_NAME, embed, load_minilm
+from .heuristic import embed, load_minilm, shared_encoder
 
 RERANK_DEPTH = 50  # BM25 hits re-ranked (the store is asked for at least this many)
 RERANK_K = 10  # reciprocal-rank fusion's constant
@@ -68,8 +68,6 @@ class DenseReranker:
     with MiniLM's cosine to the question. A failing encoder leaves BM25's order (retrieval is
     not a check: nothing unverified can come of it) and says why in ``Reranked.error``."""
 
-    name: ClassVar[str] = "dense"
-
     def __init__(
         self,
         *,
@@ -84,7 +82,6 @@ class DenseReranker:
             raise ValueError("depth and k must be at least 1, cache_size at least 0")
         self.depth = depth
         self.k = k
-        self.version = f"rrf{k}x{depth}+{MODEL_NAME}"
         self._encoder = encoder if encoder is not None else load_minilm(device)
         self._lock = lock or threading.Lock()  # one encoder call at a time (shared if shared)
         self._cache: OrderedDict[tuple[str, str | None], Any] = OrderedDict()
@@ -96,13 +93,7 @@ class DenseReranker:
         """A reranker sharing the MiniLM of the first of ``holders`` that holds one (the
         support tier ``ask`` runs, the cascade's fast checker, the fast answer check), so that
         MiniLM loads once; its own otherwise. ``options``: as the constructor takes them."""
-        for holder in holders:
-            fast = getattr(holder, "fast", holder)
-            encoder = getattr(fast, "encoder", None)
-            if encoder is not None:
-                lock = getattr(fast, "encoder_lock", None)
-                return cls(encoder=encoder, lock=lock, **options)
-        return cls(**options)
+        return cls(**shared_encoder(*holders), **options)
 
     def _vectors(self, question: str, hits: Sequence[Hit]) -> tuple[Any, list[Any]]:
         keys = [(h.hash, h.section) for h in hits]
