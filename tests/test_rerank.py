@@ -187,3 +187,81 @@ def test_search_shows_the_order_ask_packs(
     assert not any("receipts.md" in h["key"] for h in plain["hits"])
     rc, out, _ = run(args[:-1], capsys)
     assert rc == 0 and "ordered by bm25+dense" in out
+
+
+class Wrong:
+    """An encoder that fails in ways no check expects: a type error, or too few vectors."""
+
+    max_seq_length = 256
+
+    def __init__(self, encoder: Any, mode: str) -> None:
+        self.encoder, self.mode = encoder, mode
+
+    def encode(self, texts: list[str], **kwargs: Any) -> Any:
+        if self.mode == "type":
+            raise TypeError("unsupported operand")
+        return self.encoder.encode(texts[:-1], **kwargs)  # one vector short
+
+
+def test_any_encoder_failure_leaves_bm25s_order_and_ask_logs_why(
+    reranker: DenseReranker, store_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    for mode, said in (("type", "TypeError: unsupported operand"), ("short", "ValueError")):
+        got = DenseReranker(encoder=Wrong(reranker._encoder, mode)).rerank(QUESTION, [A, B, C])
+        assert got.hits == [A, B, C] and got.error and said in got.error
+    wrong = DenseReranker(encoder=Wrong(reranker._encoder, "type"))
+    with open_store(store_url) as store, caplog.at_level("WARNING", "quotebound.retrieval"):
+        answer = ask(QUESTION, store, ExtractiveProvider(), AskOptions(limit=2, rerank=wrong))
+    assert answer.counts["reranked"] == 0 and answer.status != "error"
+    assert any("TypeError: unsupported operand" in r.getMessage() for r in caplog.records)
+
+
+def test_the_cache_tells_sections_apart_and_keeps_copies(reranker: DenseReranker) -> None:
+    counting = Counting(reranker._encoder)
+    cached = DenseReranker(depth=3, encoder=counting)
+    plain = hit("Upload them within 45 days.", 1.0)
+    titled = Hit(plain.key, 1, plain.text, plain.hash, 0, len(plain.text), 1.0, section="Receipts")
+    cached.rerank(QUESTION, [A, plain, titled])
+    assert counting.texts == 4  # the same text under another heading is another text
+    vectors = cached._cache
+    assert float(vectors[(plain.hash, None)] @ vectors[(plain.hash, "Receipts")]) < 0.999
+    assert all(v.base is None for v in vectors.values())  # no view pins its whole batch
+
+
+def test_a_deeper_search_reads_only_what_the_caller_may_read(
+    tmp_path: Path, reranker: DenseReranker
+) -> None:
+    docs = tmp_path / "acl"
+    docs.mkdir()
+    (docs / "secret.md").write_text(
+        "# Expenses\n\nUpload the slips to the portal within 45 days of the purchase.\n",
+        encoding="utf-8",
+    )
+    (docs / "open.md").write_text(
+        "# Receipts\n\nPrinted receipts of lunch are pinned to the board.\n", encoding="utf-8"
+    )
+    url = f"sqlite:///{tmp_path}/acl.db"
+    deep = DenseReranker(encoder=reranker._encoder)
+    with open_store(url) as store:
+        for path in sorted(docs.iterdir()):
+            doc = load_file(path, path.name)
+            acl = ["finance"] if path.name == "secret.md" else None
+            store.ingest("kb", doc, chunk_document(doc), acl=acl)
+        outside, _ = retrieve(QUESTION, store, AskOptions(limit=5, rerank=deep))
+        inside, _ = retrieve(QUESTION, store, AskOptions(limit=5, rerank=deep, groups=["finance"]))
+        other, _ = retrieve(QUESTION, store, AskOptions(corpora=["hr"], limit=5, rerank=deep))
+    assert [h.key for h in outside] == ["kb:open.md"]
+    assert sorted(h.key for h in inside) == ["kb:open.md", "kb:secret.md"]
+    assert other == []
+
+
+def test_hits_past_the_depth_keep_bm25s_order_through_retrieve(
+    store_url: str, reranker: DenseReranker
+) -> None:
+    shallow = DenseReranker(depth=3, encoder=reranker._encoder)
+    with open_store(store_url) as store:
+        plain, _ = retrieve(QUESTION, store, AskOptions(limit=10))
+        fused, done = retrieve(QUESTION, store, AskOptions(limit=10, rerank=shallow))
+    assert done == 1 and len(plain) == len(fused) > 3
+    assert sorted(h.key for h in fused[:3]) == sorted(h.key for h in plain[:3])
+    assert fused[3:] == plain[3:]

@@ -16,6 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -54,6 +55,8 @@ from .verify import (
     verify,
     with_kept_from,
 )
+
+log = logging.getLogger("quotebound.retrieval")
 
 _REPAIRABLE = frozenset({"partial", "ungrounded", "unparseable"})
 
@@ -263,6 +266,8 @@ def retrieve(
         return hits[: opts.limit], None
     result = rerank.rerank(question, hits)
     clock.lap("rerank_ms", at)
+    if result.error is not None:  # the trace counts it; the reason goes to the log (stderr)
+        log.warning("the reranker failed, BM25's order is used: %s", result.error)
     return result.hits[: opts.limit], int(result.error is None)
 
 

@@ -434,14 +434,16 @@ def search_cmd(
 ) -> int:
     """Show what retrieval returns for QUERY, ranked as ask ranks it, and how it would be
     packed (S1..Sn)."""
-    reranker = _reranker(rerank)
-    options = AskOptions(corpora=list(corpora) or None, groups=groups, limit=limit, rerank=reranker)
-    try:
-        with open_store(store_url) as store:
+    with open_store(store_url) as store:  # a bad store URL fails before MiniLM loads
+        reranker = _reranker(rerank)
+        options = AskOptions(
+            corpora=list(corpora) or None, groups=groups, limit=limit, rerank=reranker
+        )
+        try:
             hits, reranked = retrieve(query, store, options)
-    finally:
-        if reranker is not None:
-            reranker.close()
+        finally:
+            if reranker is not None:
+                reranker.close()
     packed = pack(hits, budget_chars=budget)
     ids = {chunk_key(h): s.id for s, h in zip(packed.working_set, packed.hits, strict=True)}
     order = {None: "bm25", 1: "bm25+dense", 0: "bm25 (the reranker failed)"}[reranked]

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..corpus import Hit
 from .base import EntailmentError
-from .heuristic import embed, load_minilm, shared_encoder
+from .heuristic import MODEL_NAME, embed, load_minilm, shared_encoder
 
 RERANK_DEPTH = 50  # BM25 hits re-ranked (the store is asked for at least this many)
 RERANK_K = 10  # reciprocal-rank fusion's constant
@@ -65,8 +65,9 @@ def embedded_text(hit: Hit) -> str:
 
 class DenseReranker:
     """``AskOptions.rerank``: ``rerank(question, hits)`` re-orders BM25's hits by fusing them
-    with MiniLM's cosine to the question. A failing encoder leaves BM25's order (retrieval is
-    not a check: nothing unverified can come of it) and says why in ``Reranked.error``."""
+    with MiniLM's cosine to the question. A failing encoder, whatever it raises, leaves BM25's
+    order (retrieval is not a check: nothing unverified can come of it) and says why in
+    ``Reranked.error``."""
 
     def __init__(
         self,
@@ -106,7 +107,8 @@ class DenseReranker:
         if self._encoder is None:
             raise EntailmentError("the reranker was closed")
         vectors = embed(self._encoder, [question, *todo.values()], 32, self._lock)
-        fresh = dict(zip(todo, vectors[1:], strict=True))
+        # copies: a cached row must not keep its whole batch's array alive
+        fresh = {key: vector.copy() for key, vector in zip(todo, vectors[1:], strict=True)}
         if self._cache_size:
             with self._cache_lock:
                 for key, vector in fresh.items():
@@ -128,9 +130,13 @@ class DenseReranker:
             return Reranked([*head, *tail])
         try:
             q, vectors = self._vectors(question, head)
+            cosine = [float(q @ v) for v in vectors]
         except EntailmentError as exc:
             return Reranked([*head, *tail], error=str(exc))
-        cosine = [float(q @ v) for v in vectors]
+        except Exception as exc:  # any other failure of the encoder: still only the order
+            return Reranked(
+                [*head, *tail], error=f"{MODEL_NAME} failed: {type(exc).__name__}: {exc}"
+            )
         dense = sorted(range(len(head)), key=lambda i: (-cosine[i], i))
         order = fuse([list(range(len(head))), dense], self.k)
         return Reranked([head[i] for i in order] + tail)
