@@ -51,6 +51,26 @@ def test_question_names_skip_the_first_word_of_each_sentence() -> None:
     assert question_names("How many weeks do employees get in Germany?") == ["Germany"]
     assert question_names("When did the Cubs win? Who was Their manager?") == ["Cubs", "Their"]
     assert question_names("what is the cap?") == []
+    assert question_names("Employees get how many weeks?") == []  # a capital, not a name
+
+
+def test_question_names_are_whole_names() -> None:
+    assert question_names("What is the copay for Northwind Health Plus?") == [
+        "Northwind Health Plus"
+    ]
+    assert question_names("Does Contoso cover gender affirming care?") == ["Contoso"]
+    assert question_names("Northwind Standard covers what?") == ["Northwind Standard"]
+    assert question_names(
+        "What are the limits of the Right of Recovery in Northwind Standard?"
+    ) == [
+        "Right of Recovery",
+        "Northwind Standard",
+    ]
+    # two names joined by "and" stay two
+    assert question_names("Do Northwind Standard and Northwind Health Plus cover it?") == [
+        "Northwind Standard",
+        "Northwind Health Plus",
+    ]
 
 
 def test_a_part_the_sources_mention_and_the_answer_leaves_out() -> None:
@@ -73,6 +93,19 @@ def test_the_general_rule_without_the_named_one() -> None:
     assert unaddressed(question, [LEAVE, GERMANY], [LEAVE, GERMANY]) == ()
     # no source names Germany: the general rule is all there is, nothing is asked for
     assert unaddressed(question, [LEAVE], [LEAVE]) == ()
+
+
+PLUS = "Northwind Health Plus has a copay of $20 for primary care visits."
+STANDARD = "Northwind Standard has a copay of $30 for primary care visits."
+
+
+def test_an_answer_for_another_plan_of_the_same_name_leaves_the_asked_one_out() -> None:
+    question = "What is the copay for primary care under Northwind Health Plus?"
+    # the kept claim speaks of Northwind Standard: "Northwind" is said, the plan asked is not
+    assert unaddressed(question, [PLUS, STANDARD], [STANDARD]) == ("Northwind Health Plus",)
+    assert unaddressed(question, [PLUS, STANDARD], [PLUS]) == ()
+    # a word of the name no source sent is not asked for ("Plus" alone is enough to tell)
+    assert unaddressed("What is the copay under Northwind Plus Gold?", [PLUS], [PLUS]) == ()
 
 
 def test_mentioned_in_points_at_the_sources_with_the_most_shared_words() -> None:

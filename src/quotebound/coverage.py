@@ -6,9 +6,11 @@ The checks the pipeline runs after verification (they never make a claim valid o
   sources sent mention them. A question of several parts ("What is the hotel cap, and how soon
   must receipts be uploaded?") is cut at ``and``/``;``/``?`` before a new question word; a part
   none of whose content words is in a kept claim or its quotes is unaddressed. A name the
-  question holds (a capitalised word not at its start: ``Germany``) that a source sent contains
-  but no kept claim does is unaddressed too: the answer gave the general rule and left out the
-  one for the place, product or person asked about. The pipeline names these in its one repair
+  question holds (a run of capitalised words, ``of``/``the`` allowed between two of them, not
+  starting a sentence with a one-word run or a function word: ``Germany``, ``Northwind Health
+  Plus``, ``Right of Recovery``) a word of which a source sent contains but no kept claim does
+  is unaddressed too, named whole: the answer gave the general rule and left out the one for
+  the place, product or person asked about, or answered for another plan of the same name. The pipeline names these in its one repair
   turn and, if they are still left out, in the answer (``Answer.unaddressed``), worded as what
   the code knows: no *verified claim* addresses them (the sources may or may not say).
 - ``disagreeing``: a kept claim that counts something ("16 weeks"), and a sentence of a source
@@ -31,7 +33,7 @@ from collections.abc import Collection, Iterable, Sequence
 from .text.normalize import normalize
 from .text.sentences import sentence_spans
 from .text.tokens import numbers
-from .text.words import content_words, stem
+from .text.words import STOPWORDS, content_words, stem
 
 _QUESTION_WORDS = (
     "how|what|when|where|who|whom|whose|which|why|is|are|was|were|do|does|did|can|could|may|"
@@ -43,6 +45,11 @@ _PART_BREAK = re.compile(
 )
 _NAME = re.compile(r"\b[A-Z][\w-]*[a-z][\w-]*\b")
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)([A-Z][\w-]*)")
+_CAPITALISED = r"[A-Z][\w-]*[a-z][\w-]*"
+# A name: capitalised words, "of"/"the" (and a few particles) allowed between two of them.
+_NAME_RUN = re.compile(
+    rf"\b{_CAPITALISED}(?:(?:\s+(?:of|the|de|du|del|la|le|van|von))*\s+{_CAPITALISED})*\b"
+)
 
 # Words a note about missing information may use besides the question's own.
 _ABOUT_DOCUMENTS = frozenset(
@@ -76,12 +83,23 @@ def question_parts(question: str) -> list[str]:
 
 
 def question_names(question: str) -> list[str]:
-    """Capitalised words of the question that are not its first word (nor a sentence's): the
-    names it asks about (``Germany``, ``Elterngeld``)."""
+    """The names the question asks about, as written: runs of capitalised words
+    (``Germany``, ``Northwind Health Plus``, ``Right of Recovery``). A sentence's first word
+    starts a name only when more capitalised words follow it and it is no function word
+    ("Does Contoso ..." names ``Contoso``, "Northwind Standard covers ..." ``Northwind
+    Standard``, "Employees get ..." nothing)."""
     starts = {m.start(1) for m in _SENTENCE_START.finditer(question)}
-    return list(
-        dict.fromkeys(m.group(0) for m in _NAME.finditer(question) if m.start() not in starts)
-    )
+    names: list[str] = []
+    for run in _NAME_RUN.finditer(question):
+        words = list(_NAME.finditer(run.group(0)))
+        first = words[0]
+        at_start = run.start() + first.start() in starts
+        if at_start and (len(words) == 1 or first.group(0).casefold() in STOPWORDS):
+            if len(words) == 1:
+                continue
+            words = words[1:]
+        names.append(run.group(0)[words[0].start() :].strip())
+    return list(dict.fromkeys(names))
 
 
 def unaddressed(question: str, sources: Iterable[str], answered: Iterable[str]) -> tuple[str, ...]:
@@ -99,10 +117,10 @@ def unaddressed(question: str, sources: Iterable[str], answered: Iterable[str]) 
                 out.append(part)
     left_out = " ".join(out)
     for name in question_names(question):
-        words = content_words(normalize(name))
-        if name in left_out or not words or not words <= sent:
+        words = content_words(normalize(name)) & sent  # those a source sent holds
+        if name in left_out or not words:
             continue
-        if words.isdisjoint(said):
+        if not words <= said:
             out.append(name)
     return tuple(out)
 
