@@ -124,6 +124,22 @@ def test_valid_first_time(store: Store) -> None:
     assert all(sid in system for sid in provider.requests[0].working_set.ids)
 
 
+def test_a_claim_copied_from_a_list_is_served_without_its_mark_or_line_breaks(
+    store: Store,
+) -> None:
+    raw = "• In Germany pay is topped up to full salary\nfor the first 14 weeks."
+    provider = _scripted_for(
+        store,
+        [lambda ids: answer_json((raw, ids[GERMANY], "to full salary for the first 14 weeks"))],
+    )
+    answer = ask(QUESTION, store, provider, AskOptions(entailment=None))
+    assert [c.text for c in answer.claims] == [
+        "In Germany pay is topped up to full salary for the first 14 weeks."
+    ]
+    trace = store.get_trace(answer.trace_id or "")
+    assert json.loads(trace.attempts[0].output)["claims"][0]["text"] == raw  # as written
+
+
 def test_repaired_after_naming_the_failure(store: Store) -> None:
     def germany(weeks: int) -> object:
         claim = f"In Germany pay is topped up for the first {weeks} weeks."

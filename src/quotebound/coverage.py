@@ -10,9 +10,10 @@ The checks the pipeline runs after verification (they never make a claim valid o
   starting a sentence with a one-word run or a function word: ``Germany``, ``Northwind Health
   Plus``, ``Right of Recovery``) a word of which a source sent contains but no kept claim does
   is unaddressed too, named whole: the answer gave the general rule and left out the one for
-  the place, product or person asked about, or answered for another plan of the same name. The pipeline names these in its one repair
-  turn and, if they are still left out, in the answer (``Answer.unaddressed``), worded as what
-  the code knows: no *verified claim* addresses them (the sources may or may not say).
+  the place, product or person asked about, or answered for another plan of the same name.
+  The pipeline names these in its one repair turn and, if they are still left out, in the
+  answer (``Answer.unaddressed``), worded as what the code knows: no *verified claim*
+  addresses them (the sources may or may not say).
 - ``disagreeing``: a kept claim that counts something ("16 weeks"), and a sentence of a source
   the answer does not cite that counts the same thing with another number and says most of the
   claim's other words (a policy of 12 weeks and one of 16): sources that disagree must be

@@ -790,13 +790,26 @@ def _best(verdicts: list[Verdict]) -> Verdict | None:
 
 
 def _served(verdict: Verdict, packed: Pack) -> tuple[tuple[AnswerClaim, ...], list[Card]]:
-    """The kept claims of ``verdict`` as the answer serves them, and their cards."""
+    """The kept claims of ``verdict`` as the answer serves them (``served_text``), and their
+    cards."""
     cards, per_claim = build_cards(verdict, packed.working_set)
     claims = tuple(
-        AnswerClaim(c.text, tuple(dict.fromkeys(x.card for x in cites)), cites)
+        AnswerClaim(served_text(c.text), tuple(dict.fromkeys(x.card for x in cites)), cites)
         for c, cites in zip(verdict.kept_claims, per_claim, strict=True)
     )
     return claims, cards
+
+
+# A list item's mark at the start of a claim copied from a list: "• ", "- ", "3. ", "(b) ".
+_LIST_MARK = re.compile(r"\s*(?:[•·▪◦‣∙*\-–—]|\(?(?:\d{1,2}|[a-z])[.)])\s+")
+
+
+def served_text(claim: str) -> str:
+    """A verified claim as the answer shows it: its whitespace runs (a PDF's line breaks
+    copied with a quote) made one space, a leading list mark dropped. Only the layout: the
+    verdict and the trace keep the model's text as written."""
+    plain = " ".join(claim.split())
+    return _LIST_MARK.sub("", plain, count=1) if _LIST_MARK.match(plain) else plain
 
 
 def _answer(
