@@ -45,10 +45,14 @@ def _rate(num: int, den: int) -> str:
     return f"{100 * num / den:5.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
 
 
-def answer_checks(names: Sequence[str], tier: Backend | None) -> dict[str, Any]:
+def answer_checks(
+    names: Sequence[str], tier: Backend | None, both_thresholds: Sequence[float] = ()
+) -> dict[str, Any]:
     """The answer checks asked for, by name (``off``: None); the fast one shares the fast
-    tier's encoder when there is one."""
+    tier's encoder when there is one; ``both`` once per threshold asked (the shipped one
+    unless given), all on one judge that reads each pair once."""
     out: dict[str, Any] = {}
+    judge: Any = None
     for name in names:
         if name == "off":
             out[name] = None
@@ -56,14 +60,43 @@ def answer_checks(names: Sequence[str], tier: Backend | None) -> dict[str, Any]:
             from quotebound.entailment.answers import AnswerChecker
 
             out[name] = AnswerChecker.beside(tier)
-        elif name == "judge":
+        elif name in ("judge", "both"):
             from quotebound.entailment.judge import JUDGE_MODEL, JudgeBackend
             from quotebound.providers.local import LocalProvider
 
-            out[name] = JudgeBackend(LocalProvider(JUDGE_MODEL))
+            judge = judge or _Memo(JudgeBackend(LocalProvider(JUDGE_MODEL)))
+            if name == "judge":
+                out[name] = judge
+            else:
+                from quotebound.entailment.answers import AnswerChecker, BothAnswerCheck
+
+                fast = AnswerChecker.beside(tier)
+                for threshold in both_thresholds or [None]:
+                    label = "both" if threshold is None else f"both@{threshold:g}"
+                    made = BothAnswerCheck(fast, judge)
+                    if threshold is not None:
+                        made.threshold = threshold
+                    out[label] = made
         else:
-            sys.exit(f"unknown answer check {name!r}: off, fast or judge")
+            sys.exit(f"unknown answer check {name!r}: off, fast, judge or both")
     return out
+
+
+class _Memo:
+    """A judge that reads each (question, evidence) once: the settings compared share it."""
+
+    def __init__(self, judge: Any) -> None:
+        self.judge, self.seen = judge, {}
+        self.provider, self.version = judge.provider, judge.version
+
+    def answers(self, question: str, evidence: str) -> Any:
+        key = (question, evidence)
+        if key not in self.seen:
+            self.seen[key] = self.judge.answers(question, evidence)
+        return self.seen[key]
+
+    def close(self) -> None:
+        self.judge.close()
 
 
 def fallback_of(name: str, ranker: Any, floor: float | None, claims: int | None) -> Any:
@@ -158,6 +191,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--extract-claims", nargs="+", type=int, default=[None], help="ranked: most sentences"
     )
+    parser.add_argument(
+        "--both-threshold",
+        nargs="+",
+        type=float,
+        default=[],
+        help="both: the least mean of the fast probability and the judge's P(yes) that is an "
+        "answer (default: the shipped BOTH_THRESHOLD); several to compare",
+    )
     parser.add_argument("--changes", action="store_true", help="list the questions that changed")
     args = parser.parse_args(argv)
     data = json.loads(args.run.read_text("utf-8"))
@@ -176,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     for name in args.entailment:
         tier = None if name == "off" else make_backend(name)
-        checks = answer_checks(args.answer_check, tier)
+        checks = answer_checks(args.answer_check, tier, args.both_threshold)
         ranker = None
         if "ranked" in args.fallback:
             from quotebound.entailment.answers import AnswerChecker

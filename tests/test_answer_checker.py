@@ -10,6 +10,7 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -207,3 +208,54 @@ def test_the_extract_threshold_is_never_below_the_answer_threshold(checker: Answ
     assert AnswerChecker(low, encoder=checker._encoder).extract_threshold == shipped.threshold
     bare = dataclasses.replace(shipped, meta={})
     assert AnswerChecker(bare, encoder=checker._encoder).extract_threshold == shipped.threshold
+
+
+def _scored_judge(*yes: float | ProviderError) -> Any:
+    """The real judge's code on a scripted provider whose first token says yes with ``p``."""
+    import math
+
+    from quotebound.entailment.judge import JudgeBackend
+    from quotebound.providers.base import Completion
+    from quotebound.providers.scripted import ScriptedProvider
+
+    outputs: list[Completion | ProviderError] = [
+        p
+        if isinstance(p, ProviderError)
+        else Completion("Yes", "m", top_logprobs=(("Yes", math.log(p)), ("No", math.log(1 - p))))
+        for p in yes
+    ]
+    return JudgeBackend(ScriptedProvider(outputs, model="m", logprobs=True))
+
+
+def test_both_decides_by_the_mean_of_the_fast_probability_and_the_judges(
+    checker: AnswerChecker,
+) -> None:
+    from quotebound.entailment.answers import BOTH_THRESHOLD, BothAnswerCheck
+
+    question = "How many weeks of parental leave do employees get?"
+    evidence = "Employees are entitled to 16 weeks of paid parental leave."
+    [fast] = checker.probabilities([(question, evidence)])
+    assert fast is not None
+    both = BothAnswerCheck(checker, _scored_judge(0.9, 0.2), threshold=(fast + 0.55) / 2)
+    yes, no = both.answers(question, evidence), both.answers(question, evidence)
+    assert yes.supported and yes.score == pytest.approx((fast + 0.9) / 2, abs=1e-6)
+    assert not no.supported and no.score == pytest.approx(1 - (fast + 0.2) / 2, abs=1e-6)
+    assert f"fast p {fast:.3f}" in yes.detail and "judge P(yes) 0.900" in yes.detail
+    assert yes.backend == "fast+judge" and BothAnswerCheck(checker, _scored_judge()).threshold == (
+        BOTH_THRESHOLD
+    )
+
+
+def test_both_fails_closed_when_either_fails_and_its_fallback_ranks_by_the_fast_check(
+    checker: AnswerChecker,
+) -> None:
+    from quotebound.entailment.answers import BothAnswerCheck, fallback_for
+
+    both = BothAnswerCheck(checker, _scored_judge(ProviderError("timeout", "no answer in 60 s")))
+    failed = both.answers("How many weeks of leave?", "Employees get 16 weeks of leave.")
+    assert not failed.supported and failed.error and "the judge: provider error" in failed.error
+    unread = both.answers("   ", "Employees get 16 weeks of leave.")  # the judge is not asked
+    assert not unread.supported and unread.error and "empty question" in unread.error
+    extract = fallback_for("extractive", both)
+    assert extract is not None and extract.model == "extractive-ranked"
+    assert extract.min_score == checker.extract_threshold

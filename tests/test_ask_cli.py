@@ -143,6 +143,14 @@ def test_the_answer_check_runs_on_the_packaged_judge_model_when_asked(
         assert answer["status"] == "abstained" and answer["claims"] == []
         assert "do not answer what was asked" in answer["abstention"]["missing"]
     assert answer["counts"]["answer_check_refused"] == int(check["label"] != "supported")
+    # both: the fast check and the same judge read together, the mean deciding
+    rc, out, _ = run([*args, "--answer-check", "both"], capsys)
+    assert rc == 0
+    answer = json.loads(out)
+    check = answer["answer_check"]
+    assert check["backend"] == "fast+judge" and f"local:{JUDGE_MODEL}" in check["version"]
+    assert check["detail"].startswith("mean ") and "judge P(yes) " in check["detail"]
+    assert (answer["status"] == "grounded") == (check["label"] == "supported")
 
 
 @pytest.mark.usefixtures("corpus")
@@ -304,3 +312,31 @@ def test_the_fallback_beside_each_answer_check() -> None:
         assert _fallback(state) is None  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown fallback 'yes'"):
         ServerConfig(fallback="yes")
+
+
+def test_auto_reads_with_the_judge_only_where_the_answering_model_is_the_judges_own() -> None:
+    """``--answer-check auto`` (the default): the fast check and the judge together when the
+    answering model is the packaged 1.5B (the judge then runs on that very model, no second
+    one loaded), the fast check alone beside any other provider."""
+    import click
+
+    from quotebound.cli import _answer_checker, cli
+    from quotebound.entailment.answers import AnswerChecker, BothAnswerCheck
+    from quotebound.entailment.judge import JUDGE_MODEL
+    from quotebound.providers.scripted import ScriptedProvider
+
+    class Local(ScriptedProvider):
+        name = "local"  # the answering model's name and file, as the local provider has them
+
+    with click.Context(cli.commands["ask"]):
+        own = Local([], model=JUDGE_MODEL, logprobs=True)
+        both = _answer_checker("auto", own, None)
+        assert isinstance(both, BothAnswerCheck) and both.judge.provider is own
+        other = Local([], model="qwen2.5-coder-0.5b-instruct-q4_k_m", logprobs=True)
+        fast = _answer_checker("auto", other, None)
+        assert isinstance(fast, AnswerChecker)
+        scripted = _answer_checker("auto", ScriptedProvider([]), None)
+        assert isinstance(scripted, AnswerChecker)
+        assert _answer_checker("off", own, None) is None
+        for made in (both.fast, fast, scripted):
+            made.close()

@@ -31,6 +31,7 @@ from ..entailment.answers import (
     DEFAULT_FALLBACK,
     FALLBACKS,
     AnswerChecker,
+    BothAnswerCheck,
     fallback_for,
 )
 from ..entailment.base import Backend, EntailmentError
@@ -659,7 +660,8 @@ _fallback_option = click.option(
     show_default=True,
     help="Check that the verified quotes answer the question (an answer they do not is an "
     "abstention): fast (MiniLM and fitted features), judge (the 1.5B judge model; 'on' is the "
-    "same), off.",
+    "same), both (the mean of the two: fewer wrong decisions, a judge call an answer), auto "
+    "(both when the answering model is the packaged 1.5B, else fast), off.",
 )
 @_store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
@@ -729,19 +731,31 @@ def _ask_entailment(name: str, model_path: Path | None, chosen: Provider) -> Bac
 
 def _answer_checker(
     choice: str, chosen: Provider, tier: Backend | None
-) -> JudgeBackend | AnswerChecker | None:
+) -> JudgeBackend | AnswerChecker | BothAnswerCheck | None:
     """The answer check ``ask`` runs (``--answer-check``): ``fast``, sharing the support tier's
     MiniLM when it has one; ``judge`` (or ``on``) on the answering provider when it is the
     judge's own local model or an API model that returns log-probabilities, else on the
-    packaged judge model (its threshold was fitted for that one); None when off."""
+    packaged judge model (its threshold was fitted for that one); ``both``, the two read
+    together; ``auto`` (the default), ``both`` when the answering model is the packaged 1.5B
+    (the judge runs on the model already loaded), else ``fast``; None when off."""
     if choice == "off":
         return None
+    judges_itself = chosen.name == "local" and chosen.model.removesuffix(".gguf") == JUDGE_MODEL
+    if choice == "auto":  # the judge only where it costs no second model
+        choice = "both" if judges_itself and chosen.capabilities.logprobs else "fast"
     if choice == "fast":
         return made_tier("fast", lambda: AnswerChecker.beside(tier), "answer_check")
-    own = chosen.model.removesuffix(".gguf") == JUDGE_MODEL or chosen.name != "local"
+    fast = None
+    if choice == "both":  # the fast half first: on a light install the default is skipped
+        fast = made_tier("fast", lambda: AnswerChecker.beside(tier), "answer_check")
+        if fast is None:
+            return None
+    own = judges_itself or chosen.name != "local"
     if own and chosen.capabilities.logprobs:
-        return JudgeBackend(chosen)
-    return JudgeBackend(make_provider("local", JUDGE_MODEL))
+        judge = JudgeBackend(chosen)
+    else:
+        judge = JudgeBackend(make_provider("local", JUDGE_MODEL))
+    return judge if fast is None else BothAnswerCheck(fast, judge)
 
 
 def made_tier(name: str, make: Callable[[], _T], option: str = "entailment") -> _T | None:

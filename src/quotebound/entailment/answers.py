@@ -56,10 +56,16 @@ ANSWER_FEATURES: tuple[str, ...] = (
     "new_words",
     "evidence_words",
 )
-ANSWER_CHECKS: tuple[str, ...] = ("fast", "judge", "on", "off")  # ``on``: the judge (older name)
-DEFAULT_ANSWER_CHECK = "fast"  # what the CLI's ``ask`` runs unless told otherwise
+# ``on``: the judge (older name); ``both``: the mean of the fast check's and the judge's;
+# ``auto``: ``both`` when the answering model is the judge's own (no second model), else ``fast``
+ANSWER_CHECKS: tuple[str, ...] = ("auto", "fast", "judge", "both", "on", "off")
+DEFAULT_ANSWER_CHECK = "auto"  # what the CLI's ``ask`` runs unless told otherwise
 SIMILARITY_SENTENCES = 4  # evidence sentences embedded per check, those nearest the question
 REFIT = "benchmarks/answer_check.py train-fast"
+# ``both``: the least mean of the fast check's probability and the judge's P(yes) that is an
+# answer, fitted on the 1.5B's answers to 50 + 50 CLAPNQ dev questions outside the reported
+# sample (``benchmarks/answer_replay.py --answer-check both --both-threshold``; docs/answering.md)
+BOTH_THRESHOLD = 0.55
 EXTRACT_CLAIMS = 2  # the most sentences the ranked fallback serves (docs/answering.md)
 # ``ask --fallback`` and ``serve --fallback``: ``extractive`` (the default) ranks the sources'
 # sentences by the fast answer check beside it (by the question's words beside the judge's);
@@ -258,16 +264,73 @@ class AnswerChecker(SharesEncoder):
         self._encoder = None
 
 
+class BothAnswerCheck:
+    """``ask --answer-check both``: the fast answer check and the judge's read together, the
+    mean of the fast check's probability and the judge's P(yes) against ``BOTH_THRESHOLD``.
+    Either failing fails closed (not an answer). The fallback it stands beside ranks sentences
+    by the fast check alone (``extractor``); ``fast`` shares its MiniLM with a reranker."""
+
+    name: ClassVar[str] = "fast+judge"
+
+    def __init__(self, fast: AnswerChecker, judge: Any, threshold: float = BOTH_THRESHOLD) -> None:
+        self.fast = fast
+        self.judge = judge  # a JudgeBackend: ``answers(question, evidence)``, ``provider``
+        self.threshold = threshold
+        self.version = f"both-{threshold:g}:{fast.version}|{judge.version}"
+
+    @property
+    def provider(self) -> Any:
+        """The judge's provider (the CLI closes the check unless it is the answering one)."""
+        return self.judge.provider
+
+    def answers(self, question: str, evidence: str) -> Judgement:
+        """Whether ``evidence`` answers ``question``: ``supported`` when the mean of the two
+        reaches the threshold; the detail gives both."""
+        try:
+            fast = self.fast.probabilities([(question, evidence)])[0]
+        except EntailmentError as exc:
+            return self.failed(str(exc))
+        if fast is None:
+            return self.failed(
+                f"an empty question or evidence, or a question too long for {MODEL_NAME}"
+            )
+        judged = self.judge.answers(question, evidence)
+        if judged.error is not None:
+            return self.failed(f"the judge: {judged.error}")
+        yes = judged.score if judged.label == "supported" else 1.0 - judged.score
+        mean = (fast + yes) / 2
+        detail = (
+            f"mean {mean:.3f} vs threshold {self.threshold:g} "
+            f"(fast p {fast:.3f}, judge P(yes) {yes:.3f})"
+        )
+        if mean >= self.threshold:
+            return Judgement("supported", mean, self.name, self.version, detail=detail)
+        return Judgement("unrelated", 1.0 - mean, self.name, self.version, detail=detail)
+
+    def failed(self, message: str) -> Judgement:
+        """The fail-closed judgement: not an answer."""
+        return Judgement("unrelated", 0.0, self.name, self.version, error=message)
+
+    def extractor(self) -> ExtractiveProvider:
+        """The fallback beside this check: the fast check's ranked sentences."""
+        return self.fast.extractor()
+
+    def close(self) -> None:
+        self.fast.close()
+        self.judge.close()
+
+
 def fallback_for(kind: str, checker: object | None) -> ExtractiveProvider | None:
     """The fallback (``AskOptions.fallback``) that ``kind`` (one of ``FALLBACKS``) names beside
     the answer check ``checker``: for ``extractive``, the sentences a fast ``AnswerChecker``
-    scores as answering (``extractor()``), those covering the question best beside any other
-    check; for ``covering``, those covering the question best; None for ``off`` and without a
-    check (unchecked, the extract would overrule a right abstention)."""
+    (alone or in a ``BothAnswerCheck``) scores as answering (``extractor()``), those covering
+    the question best beside any other check; for ``covering``, those covering the question
+    best; None for ``off`` and without a check (unchecked, the extract would overrule a right
+    abstention)."""
     if kind not in FALLBACKS:
         raise ValueError(f"unknown fallback {kind!r}: {', '.join(FALLBACKS)}")
     if kind == "off" or checker is None:
         return None
-    if kind == "extractive" and isinstance(checker, AnswerChecker):
+    if kind == "extractive" and isinstance(checker, AnswerChecker | BothAnswerCheck):
         return checker.extractor()
     return ExtractiveProvider()
