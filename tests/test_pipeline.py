@@ -522,6 +522,9 @@ def test_an_answer_the_check_refuses_becomes_an_abstention(store: Store) -> None
     assert trace.status == "abstained" and trace.counts["answer_check_refused"] == 1
     assert trace.attempts[0].verdict["status"] == "grounded"  # what the model said, kept
     assert "answer_check_ms" in trace.timings
+    # why it abstained, kept with the trace: the check's judgement of attempt 1
+    assert trace.answer_checks == ({"attempt": 1, **answer.answer_check.to_dict()},)
+    assert trace.answer_checks[0]["label"] == "unrelated"
 
 
 def test_an_answer_the_check_accepts_is_served(store: Store) -> None:
@@ -865,6 +868,27 @@ def test_the_fallback_passes_the_answer_check_or_the_abstention_stands(store: St
     # reverify knows the refused fallback's attempt is not the model's repair turn
     again = reverify(trace, AskOptions())
     assert again.status == "abstained" and again.repaired and len(again.verdicts) == 2
+
+
+def test_the_trace_keeps_each_answer_check_the_model_s_and_the_fallback_s(store: Store) -> None:
+    ids = _ids(store, QUESTION)
+    germany = ("In Germany, pay is topped up to full salary for 14 weeks.", ids[GERMANY], GERMANY)
+    judged: list[str] = []
+
+    def second_passes(question: str, evidence: str) -> Judgement:  # refuses the model's answer
+        judged.append(evidence)
+        label = "supported" if len(judged) > 1 else "unrelated"
+        return Judgement(label, 0.3 * len(judged), "judge", "judge-2+second")
+
+    options = AskOptions(fallback=_Counting(), answer_check=second_passes)
+    answer = ask(QUESTION, store, ScriptedProvider([answer_json(germany)]), options)
+    assert answer.counts["fallback_attempt"] == 2 and answer.claims  # the extract, served
+    trace = store.get_trace(answer.trace_id or "")
+    assert [(c["attempt"], c["label"], c["score"]) for c in trace.answer_checks] == [
+        (1, "unrelated", 0.3),
+        (2, "supported", 0.6),
+    ]
+    assert trace.counts["answer_check_refused"] == 1
 
 
 class _Broken(ScriptedProvider):

@@ -188,6 +188,17 @@ def test_trace_round_trip(store: Store) -> None:
     )
 
 
+def test_answer_checks_round_trip_and_none_reads_as_empty(store: Store) -> None:
+    sources = (TraceSource("S1", "Employees get 16 weeks of paid parental leave."),)
+    judged = {"attempt": 1, "label": "unrelated", "score": 0.41, "backend": "fast+judge"}
+    checked = TraceRecord("q", sources, answer_checks=(judged, {**judged, "attempt": 2}))
+    unchecked = TraceRecord("q", sources)
+    store.write_trace(checked)
+    store.write_trace(unchecked)
+    assert store.get_trace(checked.id).answer_checks == checked.answer_checks
+    assert store.get_traces([unchecked.id])[0].answer_checks == ()  # stored as NULL
+
+
 def test_a_failed_call_is_an_attempt_error_and_legacy_markers_read_as_one(store: Store) -> None:
     sources = (TraceSource("S1", "Employees get 16 weeks of paid parental leave."),)
     new = TraceRecord("q", sources, (TraceAttempt("", error="timeout: no answer in 30 s"),))

@@ -539,6 +539,9 @@ def _finish(
     models = list(verdicts)  # the model's verdicts (a fallback's is not the model's)
     answer = _checked_answer(question, packed, final, verdicts, error, model, opts, clock)
     refused = answer.answer_check is not None and not answer.answer_check.supported
+    checks: list[dict[str, Any]] = []  # each check's judgement, for the trace
+    if answer.answer_check is not None and final is not None:
+        checks.append({"attempt": _attempt_of(final, verdicts), **answer.answer_check.to_dict()})
     asked = used = 0  # the fallback's attempt (1-based): asked, and served
     if fallback is not None and answer.status == "abstained":
         failed = fallback()
@@ -547,6 +550,8 @@ def _finish(
             extra = verdicts[-1]
             again = _checked_answer(question, packed, extra, verdicts, None, model, opts, clock)
             refused = refused or (again.answer_check is not None and not again.claims)
+            if again.answer_check is not None:
+                checks.append({"attempt": asked, **again.answer_check.to_dict()})
             if again.claims:
                 answer, final, used = again, extra, asked
             else:  # the model's abstention stands; the fallback's attempt is in the trace
@@ -567,7 +572,7 @@ def _finish(
         counts["answer_check_refused"] = int(refused)
     if final is not None:  # which attempt's verdict the answer shows (1-based)
         base = final if final in verdicts else verdicts[-1]
-        counts["served_attempt"] = verdicts.index(base) + 1
+        counts["served_attempt"] = _attempt_of(final, verdicts)
         counts["kept_from_first_attempt"] = len(final.claims) - len(base.claims)
     clock.timings["total_ms"] = round((time.perf_counter() - clock.started) * 1000, 3)
     trace = TraceRecord(
@@ -584,11 +589,18 @@ def _finish(
         timings=clock.timings,
         counts=counts,
         retrieved=tuple(chunk_key(h) for h in hits),
+        answer_checks=tuple(checks),
     )
     if store is None:
         return _with(answer, counts=counts, timings=clock.timings)
     store.write_trace(trace)
     return _with(answer, trace_id=trace.id, counts=counts, timings=clock.timings)
+
+
+def _attempt_of(verdict: Verdict, verdicts: list[Verdict]) -> int:
+    """The attempt (1-based) whose verdict ``verdict`` is; one merged with the first attempt's
+    kept claims (``with_kept_from``) is the last attempt's."""
+    return (verdicts.index(verdict) if verdict in verdicts else len(verdicts) - 1) + 1
 
 
 def _attempt(

@@ -175,6 +175,9 @@ class TraceRecord:
     timings: dict[str, float] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     retrieved: tuple[str, ...] = ()  # keys of every retrieved chunk, packed or not
+    # Each answer check the ask ran, in order: the judged attempt (1-based) and the judgement
+    # (``Judgement.to_dict()``: label, score, backend, version, detail, error)
+    answer_checks: tuple[dict[str, Any], ...] = ()
     id: str = field(default_factory=new_trace_id)
     created_at: str = field(
         default_factory=lambda: _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds")

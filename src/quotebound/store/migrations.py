@@ -139,6 +139,12 @@ def _attempt_errors(dialect: str) -> Migration:
     return Migration("0005_attempt_errors", ("ALTER TABLE trace_attempts ADD COLUMN error TEXT",))
 
 
+def _answer_checks(dialect: str) -> Migration:
+    """Each answer check's judgement of an ask (``TraceRecord.answer_checks``), as JSON: NULL in
+    traces written before, or by asks that ran no check."""
+    return Migration("0009_answer_checks", ("ALTER TABLE traces ADD COLUMN answer_checks TEXT",))
+
+
 def _originals(dialect: str) -> Migration:
     """Each document version's original file, content-addressed: one row per distinct file,
     however many versions, corpora or names point at it (``documents.original_hash``)."""
@@ -258,6 +264,7 @@ _MIGRATIONS: tuple[Callable[[str], Migration], ...] = (
     _originals,
     _bm25_postings,
     _packed_postings,
+    _answer_checks,
 )
 
 

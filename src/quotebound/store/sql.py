@@ -47,7 +47,7 @@ HIT_COLUMNS = (
 _MIGRATIONS_LOCK = "quotebound:migrations"
 _TRACE_COLUMNS = (
     "id, created_at, question, model, corpus, status, owner, prompt_hash, timings, counts, "
-    "retrieved"
+    "retrieved, answer_checks"
 )
 _SOURCE_COLUMNS = (
     "trace_id, position, sid, text_hash, key, title, url, updated, kind, page, start_offset, "
@@ -486,9 +486,10 @@ class SQLStore(IntegrityMixin, AccessMixin, Store):
                 json.dumps(trace.timings),
                 json.dumps(trace.counts),
                 json.dumps(list(trace.retrieved)),
+                json.dumps(list(trace.answer_checks)) if trace.answer_checks else None,
             )
             cur.execute(
-                self._sql(f"INSERT INTO traces ({_TRACE_COLUMNS}) VALUES ({_marks(11)})"), row
+                self._sql(f"INSERT INTO traces ({_TRACE_COLUMNS}) VALUES ({_marks(12)})"), row
             )
             for position, src in enumerate(trace.sources):
                 source_row = (
@@ -592,6 +593,7 @@ class SQLStore(IntegrityMixin, AccessMixin, Store):
                 timings=json.loads(row[8]),
                 counts=json.loads(row[9]),
                 retrieved=tuple(json.loads(row[10])),
+                answer_checks=tuple(json.loads(row[11])) if row[11] else (),
                 sources=tuple(sources[row[0]]),
                 attempts=tuple(attempts[row[0]]),
             )
