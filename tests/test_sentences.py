@@ -127,6 +127,27 @@ def test_a_label_and_its_value_is_a_claim(claim: str) -> None:
 
     assert fragment(claim) is None
     assert fragment("Balance Billing Protection") == "a heading, not a statement"
+    # a section's heading in capitals, a colon, then its subsection's: headings, not a value
+    heading = "HOW PROVIDERS AFFECT YOUR COSTS: Balance Billing Protection"
+    assert fragment(heading) == "a heading, not a statement"
+    assert fragment("PLAN ELIGIBILITY: All full-time employees qualify after 30 days.") is None
+
+
+@pytest.mark.parametrize(
+    "piece",
+    [
+        "for any additional costs that Northwind Health does not cover.",
+        "and the company tops up pay to full salary for 14 weeks.",
+        "which is paid by the employer.",
+    ],
+)
+def test_a_piece_of_a_sentence_is_no_claim(piece: str) -> None:
+    from quotebound.verify import fragment
+
+    assert fragment(piece) == "a piece of a sentence (it starts mid-sentence)"
+    assert fragment(piece[0].upper() + piece[1:]) is None  # the same words, a sentence
+    assert fragment("van Gogh painted The Starry Night in 1889.") is None  # a name's particle
+    assert fragment("iPhone sales rose by 5 percent in 2024.") is None
 
 
 def test_a_source_of_headings_alone_keeps_its_quote_enum() -> None:

@@ -481,17 +481,21 @@ _PLACEHOLDER = re.compile(r"^\s*<[^<>]*>\s*$|^\s*one claim\s*$", re.IGNORECASE)
 
 def fragment(text: str) -> str | None:
     """Why ``text`` is not a claim a reader can take alone, or None when it is one: a question
-    (it ends with ``?``), the answer template's placeholder (``<...>``), fewer than
-    ``MIN_CLAIM_WORDS`` words (in scripts without spaces, counted by characters: see
-    ``_sentence_words``), no content word but numbers ("It is 14."), or a heading
-    (``reads_as_heading`` and no colon: "Balance Billing Protection", "## Leave"). Deterministic and
-    cheap; it does not parse grammar, so a long noun phrase passes: the entailment tier and
-    the reader see those."""
+    (it ends with ``?``), the answer template's placeholder (``<...>``), a piece of a sentence
+    (it opens with a lower-case conjunction, preposition, article or "is": "for any costs the
+    plan does not cover."), fewer than ``MIN_CLAIM_WORDS`` words (in scripts without spaces,
+    counted by characters: see ``_sentence_words``), no content word but numbers ("It is
+    14."), or a heading (``reads_as_heading``, and with a colon only after a heading in
+    capitals: "Balance Billing Protection", "## Leave"). Deterministic and cheap; it does not
+    parse grammar, so a long noun phrase passes: the entailment tier and the reader see
+    those."""
     stripped = text.strip()
     if _PLACEHOLDER.match(stripped):
         return "the answer template's placeholder"
     if stripped.rstrip(" \"'»”)").endswith(("?", "？")):
         return "a question, not a statement"
+    if _starts_mid_sentence(stripped):
+        return _MID_SENTENCE
     plain = stripped.isascii() and "&" not in stripped  # normalize() would only lower-case it
     normalized = stripped.lower() if plain else normalize(stripped)
     unspaced = not plain and UNSPACED.search(normalized) is not None
@@ -507,19 +511,44 @@ def fragment(text: str) -> str | None:
 
 
 _NAMES_NOTHING = "a fragment that names nothing (numbers and function words only)"
+_MID_SENTENCE = "a piece of a sentence (it starts mid-sentence)"
+# Words that, written in lower case at the very start, continue a sentence begun elsewhere
+# ("for any additional costs that the plan does not cover.", cut at a PDF's page break):
+# conjunctions, prepositions, relatives, articles and the verb "to be"; never a name's particle
+# ("van Gogh painted ...", "de Gaulle ...").
+_CONTINUING = frozenset(
+    "and or but nor for of to in on at by with from into than as which that whom whose who if "
+    "so the a an its their is are was were be".split()
+)
+_FIRST_WORD = re.compile(r"[^\W\d_]+")
+
+
+def _starts_mid_sentence(stripped: str) -> bool:
+    """Whether ``stripped`` opens with a lower-case word that continues a sentence."""
+    first = _FIRST_WORD.match(stripped)
+    return first is not None and first.group(0) in _CONTINUING
+
+
 _HEADING = "a heading, not a statement"
 
 
 def _heading(claim: str) -> bool:
     """A claim that reads as a heading; "Eligibility: All Full-Time Employees" (a label and its
-    value) states something, so a colon inside keeps it a claim."""
-    return ":" not in claim and reads_as_heading(claim)
+    value) states something, so a colon inside keeps it a claim, unless what stands before it
+    is a heading in capitals ("HOW PROVIDERS AFFECT YOUR COSTS: Balance Billing Protection":
+    a section's heading, then its subsection's)."""
+    if ":" not in claim:
+        return reads_as_heading(claim)
+    label, _, _ = claim.partition(":")
+    return len(label.split()) >= 2 and label.isupper() and reads_as_heading(claim)
 
 
 def _fragment_by_definition(stripped: str) -> str | None:
     """``fragment``'s word rules, from the definitions (``_sentence_words`` and
     ``content_words``) on the normalised text: its fast paths give the same answers (a
     property test checks it)."""
+    if _starts_mid_sentence(stripped):
+        return _MID_SENTENCE
     normalized = normalize(stripped)
     if _sentence_words(normalized) < MIN_CLAIM_WORDS:
         return "a fragment"
