@@ -183,6 +183,13 @@ def test_the_fast_answer_check_serves_an_answer_it_accepts_and_abstains_on_one_i
     assert answer["verdicts"][0]["counts"]["kept"] >= 1  # verified, yet no answer
     assert len(answer["verdicts"]) == 1  # the extractive provider is not its own fallback
     assert answer["counts"]["answer_check_refused"] == 1
+    # `trace` says why, weeks later: the check's judgement, with its numbers
+    rc, out, _ = run(["trace", answer["trace_id"]], capsys)
+    assert rc == 0
+    line = next(x for x in out.splitlines() if x.startswith("answer check of attempt 1: "))
+    assert "does not answer (fast-answers, " in line and "vs threshold 1.01" in line
+    rc, out, _ = run(["trace", answer["trace_id"], "--json"], capsys)
+    assert json.loads(out)["answer_checks"] == [{"attempt": 1, **answer["answer_check"]}]
 
 
 def test_local_provider_errors_are_clear(
@@ -340,3 +347,29 @@ def test_auto_reads_with_the_judge_only_where_the_answering_model_is_the_judges_
         assert _answer_checker("off", own, None) is None
         for made in (both.fast, fast, scripted):
             made.close()
+
+
+def test_serve_refuses_both_where_the_judge_would_need_a_second_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``serve --answer-check both`` judges on the served model; beside one that cannot judge
+    (the extractive provider) it is a clear exit 2 before anything is served, and ``auto``
+    there is the fast check (``chosen_check``)."""
+    from quotebound.entailment.answers import chosen_check
+    from quotebound.entailment.judge import JUDGE_MODEL
+    from quotebound.providers import ExtractiveProvider
+    from quotebound.providers.scripted import ScriptedProvider
+
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    args = ["serve", "--provider", "extractive", "--answer-check", "both", "--store", url]
+    rc, _, err = run(args, capsys)
+    assert rc == 2 and "--answer-check both judges on the served model" in err
+    assert "Traceback" not in err and "use --answer-check fast" in err
+
+    class Local(ScriptedProvider):
+        name = "local"
+
+    assert chosen_check("auto", ExtractiveProvider()) == "fast"
+    assert chosen_check("auto", Local([], model=JUDGE_MODEL, logprobs=True)) == "both"
+    assert chosen_check("auto", Local([], model=JUDGE_MODEL)) == "fast"  # no log-probabilities
+    assert chosen_check("on", ExtractiveProvider()) == "judge"

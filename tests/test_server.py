@@ -839,6 +839,41 @@ def test_the_service_serves_the_documents_own_sentences_when_the_model_fails(
     assert len(trace["attempts"]) == 3 and trace["counts"]["fallback_attempt"] == 3
 
 
+def test_the_service_reads_the_fast_check_and_the_judge_on_its_own_model(tmp_path: Path) -> None:
+    """serve --answer-check both (auto's choice beside the packaged 1.5B): the fast check and
+    the judge, on the very model that answers (no second model), averaged; the judgement is
+    the answer's and the trace's; closing the check leaves the served model to the app."""
+    import math
+
+    from quotebound.entailment.answers import BothAnswerCheck
+    from quotebound.providers.base import Completion
+    from quotebound.server.workers import ServeOptions
+
+    answer = json.dumps(
+        {
+            "answerable": True,
+            "missing": "",
+            "claims": [{"text": LEAVE, "citations": [{"source": "S1", "quote": LEAVE}]}],
+        }
+    )
+    yes = Completion("Yes", "m", top_logprobs=(("Yes", math.log(0.9)), ("No", math.log(0.1))))
+    model = ScriptedProvider([answer, yes], model="m", logprobs=True)
+    made = ServeOptions(answer_check="both").checker(model)
+    assert made is not None
+    env = Env(f"sqlite:///{tmp_path / 'qb.db'}", provider=lambda: model, answer_check=made)
+    served = ask(env, "How many weeks of paid parental leave do employees get?", env.alice)
+    assert served["status"] == "grounded" and [c["text"] for c in served["claims"]] == [LEAVE]
+    check = served["answer_check"]
+    assert check["backend"] == "fast+judge" and "judge P(yes) 0.900" in check["detail"]
+    assert len(model.requests) == 2  # the answer, then the judge's one token, on one model
+    trace = env.call("GET", f"/v1/traces/{served['trace_id']}", env.alice).json()
+    assert trace["answer_checks"] == [{"attempt": 1, **check}]
+    both = made(None)
+    assert isinstance(both, BothAnswerCheck) and not both.owns_judge
+    assert both.judge.provider is model
+    both.close()
+
+
 def test_serve_options_run_the_fallback_only_with_the_answer_check() -> None:
     """serve --answer-check/--fallback reach every worker's config; the fallback only with a
     check (unchecked, the extract would overrule a right abstention)."""

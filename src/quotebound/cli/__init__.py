@@ -32,7 +32,9 @@ from ..entailment.answers import (
     FALLBACKS,
     AnswerChecker,
     BothAnswerCheck,
+    chosen_check,
     fallback_for,
+    judges_itself,
 )
 from ..entailment.base import Backend, EntailmentError
 from ..entailment.heuristic import EXTRA_HINT
@@ -582,6 +584,13 @@ def _trace_report(trace: TraceRecord) -> str:
         status = Verdict.from_dict(attempt.verdict).status if attempt.verdict else "-"
         said = f"provider error: {attempt.error}" if attempt.error else attempt.output
         lines.append(f"attempt {n}: {status}  {_shorten(said, 70)}")
+    for check in trace.answer_checks:
+        said = "answers" if check.get("label") == "supported" else "does not answer"
+        why = check.get("error") or check.get("detail")
+        lines.append(
+            f"answer check of attempt {check.get('attempt', '-')}: {said} "
+            f"({check.get('backend', '-')}, {check.get('score')})" + (f"  {why}" if why else "")
+        )
     if trace.counts:
         lines.append("counts: " + ", ".join(f"{k} {v}" for k, v in trace.counts.items()))
     return "\n".join(lines)
@@ -724,7 +733,7 @@ def _ask_entailment(name: str, model_path: Path | None, chosen: Provider) -> Bac
     model or the judge's own local model (no second copy of it); else on the packaged judge
     model, the one its threshold was fitted for."""
     judge_on = chosen if chosen.capabilities.generates and chosen.name != "local" else None
-    if chosen.name == "local" and chosen.model.removesuffix(".gguf") == JUDGE_MODEL:
+    if judges_itself(chosen):
         judge_on = chosen
     return made_tier(name, lambda: make_entailment(name, model_path, judge_on))
 
@@ -740,9 +749,7 @@ def _answer_checker(
     (the judge runs on the model already loaded), else ``fast``; None when off."""
     if choice == "off":
         return None
-    judges_itself = chosen.name == "local" and chosen.model.removesuffix(".gguf") == JUDGE_MODEL
-    if choice == "auto":  # the judge only where it costs no second model
-        choice = "both" if judges_itself and chosen.capabilities.logprobs else "fast"
+    choice = chosen_check(choice, chosen)  # auto: the judge only where it costs no second model
     if choice == "fast":
         return made_tier("fast", lambda: AnswerChecker.beside(tier), "answer_check")
     fast = None
@@ -750,7 +757,7 @@ def _answer_checker(
         fast = made_tier("fast", lambda: AnswerChecker.beside(tier), "answer_check")
         if fast is None:
             return None
-    own = judges_itself or chosen.name != "local"
+    own = judges_itself(chosen) or chosen.name != "local"
     if own and chosen.capabilities.logprobs:
         judge = JudgeBackend(chosen)
     else:

@@ -14,8 +14,11 @@ import click
 
 from ..budget import Budget
 from ..entailment import BACKENDS, DEFAULT_TIER, ensure_installed, make_backend
+from ..entailment.answers import chosen_check, judges_itself
 from ..entailment.base import Backend
+from ..entailment.judge import JUDGE_MODEL
 from ..errors import InputError, NotFoundError
+from ..providers import Provider
 from ..store import ApiKey, open_store
 from . import (
     EXIT_OK,
@@ -131,11 +134,12 @@ _BUDGET = Budget()  # the defaults of the serve options
 )
 @click.option(
     "--answer-check",
-    type=click.Choice(["fast", "off"]),
-    default="fast",
+    type=click.Choice(["auto", "fast", "both", "off"]),
+    default="auto",
     show_default=True,
     help="Check that each answer's verified quotes answer the question (as for ask); an "
-    "answer they do not is an abstention.",
+    "answer they do not is an abstention. auto: both beside the packaged 1.5B, else fast; "
+    "both judges on the served model (the 1.5B, or an API model with log-probabilities).",
 )
 @_fallback_option
 @_rerank_option
@@ -189,8 +193,15 @@ def serve_cmd(
     except BaseException:
         made.close()
         raise
-    check = answer_check
-    if check != "off" and not made_tier(check, lambda: ensure_installed(check), "answer_check"):
+    check = chosen_check(answer_check, made)  # auto: both beside the packaged 1.5B, else fast
+    if check == "both" and not _judges_for_serve(made):
+        made.close()
+        raise InputError(
+            "--answer-check both judges on the served model: it needs the packaged "
+            f"{JUDGE_MODEL} or an API model that returns log-probabilities, not "
+            f"{made.name} ({made.model}); use --answer-check fast"
+        )
+    if check != "off" and not made_tier(check, lambda: ensure_installed("fast"), "answer_check"):
         check = "off"
     if rerank != "off" and not made_tier(rerank, lambda: ensure_installed("fast"), "rerank"):
         rerank = "off"
@@ -210,6 +221,12 @@ def serve_cmd(
         made.close()  # (each worker makes its own: the supervisor answers nothing)
         serve(options, host, port, workers)
     return EXIT_OK
+
+
+def _judges_for_serve(made: Provider) -> bool:
+    """Whether the judge can run on the served model (no second model is loaded for it)."""
+    own = judges_itself(made) or (made.name != "local" and made.capabilities.generates)
+    return own and made.capabilities.logprobs
 
 
 def _serve_tier(name: str, workers: int) -> tuple[str, Backend | None]:

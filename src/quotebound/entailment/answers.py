@@ -38,6 +38,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, ClassVar
 
+from ..providers.base import Provider
 from ..providers.extractive import ExtractiveProvider
 from ..text.normalize import normalize
 from ..text.sentences import sentence_spans
@@ -45,6 +46,7 @@ from ..text.tokens import numbers
 from ..text.words import STOPWORDS, content_words
 from .base import EntailmentError, Judgement
 from .heuristic import MODEL_NAME, SharesEncoder, embed, encoder_fits, load_minilm, shared_encoder
+from .judge import JUDGE_MODEL
 from .learned import MAX_SENTENCE_CHARS, Weights
 
 ANSWER_FEATURES: tuple[str, ...] = (
@@ -272,10 +274,19 @@ class BothAnswerCheck:
 
     name: ClassVar[str] = "fast+judge"
 
-    def __init__(self, fast: AnswerChecker, judge: Any, threshold: float = BOTH_THRESHOLD) -> None:
+    def __init__(
+        self,
+        fast: AnswerChecker,
+        judge: Any,
+        threshold: float = BOTH_THRESHOLD,
+        *,
+        owns_judge: bool = True,
+    ) -> None:
         self.fast = fast
         self.judge = judge  # a JudgeBackend: ``answers(question, evidence)``, ``provider``
         self.threshold = threshold
+        # False: the judge runs on a model its caller closes (the one ``serve`` answers with)
+        self.owns_judge = owns_judge
         self.version = f"both-{threshold:g}:{fast.version}|{judge.version}"
 
     @property
@@ -317,7 +328,26 @@ class BothAnswerCheck:
 
     def close(self) -> None:
         self.fast.close()
-        self.judge.close()
+        if self.owns_judge:
+            self.judge.close()
+
+
+def judges_itself(provider: Provider) -> bool:
+    """Whether ``provider`` is the packaged judge model itself (the local Qwen2.5-Coder-1.5B),
+    so that the judge's half of the answer check needs no second model."""
+    return provider.name == "local" and provider.model.removesuffix(".gguf") == JUDGE_MODEL
+
+
+def chosen_check(choice: str, provider: Provider) -> str:
+    """The answer check that ``choice`` (one of ``ANSWER_CHECKS``) runs beside the answering
+    ``provider``: ``auto`` is ``both`` when the provider is the packaged 1.5B and returns
+    log-probabilities (the judge runs on the model already loaded), else ``fast``; ``on`` is
+    ``judge``; any other choice is itself."""
+    if choice not in ANSWER_CHECKS:
+        raise EntailmentError(f"unknown answer check {choice!r}; known: {', '.join(ANSWER_CHECKS)}")
+    if choice == "auto":
+        return "both" if judges_itself(provider) and provider.capabilities.logprobs else "fast"
+    return "judge" if choice == "on" else choice
 
 
 def fallback_for(kind: str, checker: object | None) -> ExtractiveProvider | None:

@@ -24,7 +24,7 @@ from functools import partial
 from typing import Generic, ParamSpec, Protocol, TypeVar
 
 from ..budget import Budget
-from ..entailment.answers import FALLBACKS, AnswerChecker
+from ..entailment.answers import FALLBACKS, AnswerChecker, BothAnswerCheck
 from ..entailment.base import Backend
 from ..entailment.rerank import DenseReranker
 from ..errors import QuoteboundError, StoreError
@@ -55,7 +55,7 @@ class ServerConfig:
     entailment: Callable[[], Backend] | None = None
     # the answer check every answer runs, made once from the tier (to share its encoder) on the
     # first answer it judges; None: off
-    answer_check: Callable[[Backend | None], AnswerChecker] | None = None
+    answer_check: Callable[[Backend | None], AnswerChecker | BothAnswerCheck] | None = None
     # when an answer would be an abstention, the extractive provider's (AskOptions.fallback):
     # "extractive" (or True: ranked by the answer check when one runs), "covering" (by the
     # question's words), "off" (or False)
@@ -194,7 +194,9 @@ class ServerState:
         self.admission = Admission(config.max_waiting)
         self._pool = ThreadPoolExecutor(max_workers=config.ask_workers, thread_name_prefix="qb-ask")
 
-    def _beside(self, make: Callable[[Backend | None], AnswerChecker]) -> AnswerChecker:
+    def _beside(
+        self, make: Callable[[Backend | None], AnswerChecker | BothAnswerCheck]
+    ) -> AnswerChecker | BothAnswerCheck:
         """The answer check, made beside the tier (its encoder shared) when there is one."""
         return make(self.tier.get() if self.tier is not None else None)
 

@@ -25,8 +25,9 @@ from fastapi import FastAPI
 
 from ..budget import Budget
 from ..entailment import make_backend
-from ..entailment.answers import AnswerChecker
+from ..entailment.answers import AnswerChecker, BothAnswerCheck
 from ..entailment.base import Backend
+from ..entailment.judge import JudgeBackend
 from ..entailment.rerank import DenseReranker
 from ..providers import Provider, make_provider
 from .app import create_app
@@ -48,7 +49,9 @@ class ServeOptions:
     api_key: str | None = None  # (in the workers' environment only, never on a command line)
     budget: dict[str, Any] = field(default_factory=lambda: dataclasses.asdict(Budget()))
     entailment: str = "off"  # the tier every answer runs: a backend name, or off
-    answer_check: str = "off"  # the answer check every answer runs: fast, or off
+    # the answer check every answer runs: fast; both (the fast check and the judge on the
+    # served model, averaged: the packaged 1.5B or an API model with log-probabilities); off
+    answer_check: str = "off"
     fallback: str = "off"  # extractive, covering: the sources' own sentences, when it would abstain
     rerank: str = "off"  # dense: BM25's hits re-ranked with MiniLM before packing, or off
 
@@ -75,11 +78,24 @@ class ServeOptions:
             provider=lambda: made,
             budget=Budget(**self.budget),
             entailment=(lambda: tier) if tier is not None else self.tier(),
-            answer_check=AnswerChecker.beside if self.answer_check == "fast" else None,
+            answer_check=self.checker(made),
             # (only with a check: unchecked, the extract would overrule a right abstention)
             fallback=self.fallback if self.answer_check != "off" else "off",
             rerank=DenseReranker.beside if self.rerank == "dense" else None,
         )
+
+    def checker(
+        self, made: Provider
+    ) -> Callable[[Backend | None], AnswerChecker | BothAnswerCheck] | None:
+        """What makes the answer check beside the tier (in the worker, on the first answer it
+        judges), or None: ``both`` judges on ``made``, the served model, which the app closes."""
+        if self.answer_check == "fast":
+            return AnswerChecker.beside
+        if self.answer_check == "both":
+            return lambda tier: BothAnswerCheck(
+                AnswerChecker.beside(tier), JudgeBackend(made), owns_judge=False
+            )
+        return None
 
     def tier(self) -> Callable[[], Backend] | None:
         """What makes the entailment backend (in the worker, on its first ask), or None."""
