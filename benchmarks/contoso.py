@@ -5,7 +5,9 @@ six HR and benefits PDFs, and 50 questions whose answers cite ``file.pdf#page=N`
 with RAGAS, so treat the pages as approximate). The PDFs are ingested through the real path
 (``load_file``, ``chunk_document``) into a fresh SQLite store, and each question is asked with
 ``quotebound.pipeline.ask`` as ``quotebound ask`` does by default (the fast support tier, the
-fast answer check, the fallback ranked by it, and BM25's hits re-ranked with MiniLM;
+answer check ``auto`` picks: the fast check and the judge averaged beside the packaged 1.5B,
+the fast check alone beside any other provider; the fallback ranked by the fast check, and
+BM25's hits re-ranked with MiniLM;
 ``--answer-check off``, ``--fallback off``, ``--rerank off`` to run without them). Reported per
 provider:
 
@@ -36,7 +38,14 @@ from typing import Any
 
 from answer_quality import served_claims
 from quotebound.entailment import make_backend
-from quotebound.entailment.answers import FALLBACKS, AnswerChecker, fallback_for
+from quotebound.entailment.answers import (
+    FALLBACKS,
+    AnswerChecker,
+    BothAnswerCheck,
+    chosen_check,
+    fallback_for,
+)
+from quotebound.entailment.judge import JudgeBackend
 from quotebound.entailment.rerank import RERANKS, DenseReranker
 from quotebound.ingest import chunk_document, load_file
 from quotebound.packing import DEFAULT_BUDGET_CHARS, pack
@@ -110,10 +119,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--entailment", default="fast", help="the support tier (off: none)")
     parser.add_argument(
         "--answer-check",
-        choices=("off", "fast"),
-        default="fast",
-        help="fast: ask's default (every question here has an answer in the PDFs: what it "
-        "refuses is what it costs); off: none",
+        choices=("auto", "fast", "both", "off"),
+        default="auto",
+        help="as ask --answer-check: auto (the default) both beside the packaged 1.5B, fast "
+        "beside any other provider; both the fast check and the judge on the answering model "
+        "averaged; fast alone; off none (every question here has an answer in the PDFs: what "
+        "a check refuses is what it costs)",
     )
     parser.add_argument(
         "--fallback",
@@ -130,13 +141,27 @@ def main(argv: list[str] | None = None) -> int:
         help="as ask --rerank: dense (the default) BM25's first 50 hits re-ranked by fusion "
         "with MiniLM's cosine to the question; off BM25's order",
     )
+    parser.add_argument(
+        "--store",
+        metavar="FILE",
+        help="keep the SQLite store here (the PDFs and every answer's trace, with what the "
+        "model wrote: quotebound trace ID --store sqlite:///FILE reopens one); a new file",
+    )
     args = parser.parse_args(argv)
+    if args.store and Path(args.store).exists():
+        parser.error(f"{args.store} exists: --store writes a new store")
     if not DATA.exists():
         print(f"the contoso data is not at {DATA}", file=sys.stderr)
         return 2
     items = questions(args.limit)
+    with tempfile.TemporaryDirectory() as home:
+        url = f"sqlite:///{Path(args.store).resolve() if args.store else Path(home) / 'c.db'}"
+        return _run(args, items, url)
+
+
+def _run(args: argparse.Namespace, items: list[tuple[str, set[tuple[str, int]]]], url: str) -> int:
     rows: list[tuple[str, ...]] = []
-    with tempfile.TemporaryDirectory() as home, open_store(f"sqlite:///{home}/c.db") as store:
+    with open_store(url) as store:
         started = time.perf_counter()
         for pdf in sorted((DATA / "pdfs").glob("*.pdf")):
             doc = load_file(pdf, pdf.name)
@@ -145,8 +170,15 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.providers:
             provider = make_provider(name, None)
             tier = None if args.entailment == "off" else make_backend(args.entailment)
-            checker = AnswerChecker.beside(tier) if args.answer_check == "fast" else None
-            check = checker.answers if checker is not None else None
+            checker = AnswerChecker.beside(tier) if args.answer_check != "off" else None
+            kind = chosen_check(args.answer_check, provider)  # as ask's: auto, both or fast
+            both = None
+            if kind == "both" and checker is not None:
+                if not provider.capabilities.logprobs:
+                    print(f"--answer-check both needs log-probabilities ({name} has none)")
+                    return 2
+                both = BothAnswerCheck(checker, JudgeBackend(provider), owns_judge=False)
+            check = (both or checker).answers if checker is not None else None
             extract = fallback_for(args.fallback, checker)
             # (no vectors kept between questions: each is timed as a fresh `quotebound ask`)
             reranker = (
@@ -170,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
                         fallback=extract,
                         rerank=reranker,
                     )
-                    answer = ask(question, store, provider, options)
+                    answer = ask(question, store if args.store else None, provider, options)
                     seconds.append(time.perf_counter() - t0)
                     got = served(answer, gold)
                     tally["gold"] += got["gold"] > 0
@@ -187,6 +219,17 @@ def main(argv: list[str] | None = None) -> int:
                                 "status": answer.status,
                                 "claims": [c.text for c in answer.claims],
                                 "gold_hit": got["gold"],
+                                "gold": sorted(f"{k.split(':', 1)[1]}#{p}" for k, p in gold),
+                                "cited": sorted(
+                                    {
+                                        f"{(card.document or '').split(':', 1)[-1]}#{q.page}"
+                                        for card in answer.cards
+                                        for q in card.quotes
+                                    }
+                                ),
+                                "fallback": bool(answer.counts.get("fallback_attempt")),
+                                "seconds": round(seconds[-1], 1),
+                                "trace_id": answer.trace_id,
                                 "answer_check": answer.answer_check.to_dict()
                                 if answer.answer_check
                                 else None,
@@ -208,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(
                 (
                     f"{name} ({provider.model})"
-                    + (f", answer check {args.answer_check}" if check else "")
+                    + (f", answer check {kind}" if check else "")
                     + (f", fallback {extract.model}" if extract else "")
                     + (", reranked" if reranker else ""),
                     f"{found['top5']}/{n}",
