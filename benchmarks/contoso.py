@@ -7,8 +7,9 @@ with RAGAS, so treat the pages as approximate). The PDFs are ingested through th
 ``quotebound.pipeline.ask`` as ``quotebound ask`` does by default (the fast support tier, the
 answer check ``auto`` picks: the fast check and the judge averaged beside the packaged 1.5B,
 the fast check alone beside any other provider; the fallback ranked by the fast check, and
-BM25's hits re-ranked with MiniLM;
-``--answer-check off``, ``--fallback off``, ``--rerank off`` to run without them). Reported per
+BM25's hits re-ranked with MiniLM, the chunks of the documents the question names first;
+``--answer-check off``, ``--fallback off``, ``--rerank off``, ``--named-first off`` to run
+without them). Reported per
 provider:
 
 - retrieval: a gold page among the top 5 and top 10 chunks retrieved, and among the sources
@@ -83,11 +84,12 @@ def retrieval(
     items: list[tuple[str, set[tuple[str, int]]]],
     budget: int,
     reranker: DenseReranker | None = None,
+    named_first: bool = True,
 ) -> dict[str, int]:
     found = {"top5": 0, "top10": 0, "packed": 0}
-    options = AskOptions(corpora=[CORPUS], limit=20, rerank=reranker)
+    options = AskOptions(corpora=[CORPUS], limit=20, rerank=reranker, named_first=named_first)
     for question, gold in items:
-        hits, _ = retrieve(question, store, options)
+        hits, _, _ = retrieve(question, store, options)
         found["top5"] += any(on_gold(h.key, h.pages, gold) for h in hits[:5])
         found["top10"] += any(on_gold(h.key, h.pages, gold) for h in hits[:10])
         packed = pack(hits, budget_chars=budget).working_set
@@ -100,12 +102,13 @@ def served(answer: Answer, gold: set[tuple[str, int]]) -> dict[str, int]:
     out = {"gold": 0, "decorative": 0, "fragments": 0}
     if not answer.claims:
         return out
-    for claim, cites in zip(served_claims(answer), answer.claims, strict=True):
+    for claim in served_claims(answer):  # as verified (a claim written twice is served once)
         out["fragments"] += fragment(claim.text) is not None
         words = content_words(normalize(claim.text))
         for c in claim.citations:
             if c.valid and words:
                 out["decorative"] += words.isdisjoint(content_words(normalize(c.quote or "")))
+    for cites in answer.claims:
         pages = [q.page for card in answer.cards if card.number in cites.cards for q in card.quotes]
         documents = {card.document for card in answer.cards if card.number in cites.cards}
         out["gold"] += any((d, p) in gold for d in documents for p in pages if p)
@@ -140,6 +143,13 @@ def main(argv: list[str] | None = None) -> int:
         default="dense",
         help="as ask --rerank: dense (the default) BM25's first 50 hits re-ranked by fusion "
         "with MiniLM's cosine to the question; off BM25's order",
+    )
+    parser.add_argument(
+        "--named-first",
+        choices=("on", "off"),
+        default="on",
+        help="as ask --named-first: on (the default) the chunks of the documents the question "
+        "names first; off the ranking alone",
     )
     parser.add_argument(
         "--store",
@@ -187,7 +197,8 @@ def _run(args: argparse.Namespace, items: list[tuple[str, set[tuple[str, int]]]]
                 else None
             )
             budget = min(DEFAULT_BUDGET_CHARS, provider.context_chars or DEFAULT_BUDGET_CHARS)
-            found = retrieval(store, items, budget, reranker)
+            named_first = args.named_first == "on"
+            found = retrieval(store, items, budget, reranker, named_first)
             tally: dict[str, Any] = {"gold": 0, "answered": 0, "abstained": 0, "decorative": 0}
             tally["fragments"] = tally["fallback"] = 0
             seconds = []
@@ -201,6 +212,7 @@ def _run(args: argparse.Namespace, items: list[tuple[str, set[tuple[str, int]]]]
                         answer_check=check,
                         fallback=extract,
                         rerank=reranker,
+                        named_first=named_first,
                     )
                     answer = ask(question, store if args.store else None, provider, options)
                     seconds.append(time.perf_counter() - t0)
@@ -253,7 +265,8 @@ def _run(args: argparse.Namespace, items: list[tuple[str, set[tuple[str, int]]]]
                     f"{name} ({provider.model})"
                     + (f", answer check {kind}" if check else "")
                     + (f", fallback {extract.model}" if extract else "")
-                    + (", reranked" if reranker else ""),
+                    + (", reranked" if reranker else "")
+                    + (", named first" if named_first else ""),
                     f"{found['top5']}/{n}",
                     f"{found['top10']}/{n}",
                     f"{found['packed']}/{n}",

@@ -105,6 +105,26 @@ def test_search_ranks_packs_and_respects_acl(
     rc, out, _ = run(["search", "parental leave"], capsys)
     assert "handbook:leave.md#c" in out and "-> S1" in out
 
+    # a question that names a document (by its title, "FAQ") gets its chunks first
+    named = [
+        "search",
+        "Are employees entitled to 16 weeks of paid leave unless local law provides more, per "
+        "the FAQ?",
+        "--acl",
+        "legal",
+    ]
+    rc, out, _ = run([*named, "--json"], capsys)
+    result = json.loads(out)
+    assert result["named_documents"] == ["vendor:faq.html"]
+    assert (
+        result["hits"][0]["key"] == "vendor:faq.html" and "named documents first" in result["order"]
+    )
+    rc, out, _ = run([*named, "--named-first", "off", "--json"], capsys)
+    result = json.loads(out)
+    assert result["named_documents"] == [] and result["hits"][0]["key"] == "handbook:leave.md"
+    rc, out, _ = run(named, capsys)
+    assert "named: vendor:faq.html" in out
+
 
 def test_trace_prints_and_reopens_a_citation(
     docs: Path, capsys: pytest.CaptureFixture[str]

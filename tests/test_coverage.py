@@ -7,7 +7,9 @@ import pytest
 from quotebound.coverage import (
     describe,
     disagreeing,
+    document_name,
     mentioned_in,
+    named_documents,
     nearest_sentence,
     question_names,
     question_parts,
@@ -220,3 +222,43 @@ def test_each_disagreeing_sentence_is_named_once_and_at_most_three() -> None:
     ]
     found = disagreeing(claims, [("S1", OLD_POLICY), *others])
     assert [(n, sid) for n, sid, _ in found] == [(0, "S2"), (0, "S3"), (0, "S4")]
+
+
+PLANS = [
+    "contoso:Northwind_Health_Plus_Benefits_Details.pdf#c4",
+    "contoso:Northwind_Standard_Benefits_Details.pdf#c12",
+    "contoso:Benefit_Options.pdf#c1",
+    "hr:employee-handbook.md",
+]
+
+
+def test_a_document_is_called_by_its_title_else_its_file_name() -> None:
+    assert [document_name(k) for k in PLANS] == [
+        "Northwind Health Plus Benefits Details",
+        "Northwind Standard Benefits Details",
+        "Benefit Options",
+        "employee handbook",
+    ]
+    assert document_name("hr:leave.txt", "Leave policy") == "Leave policy"
+    assert document_name("hr:v1.2 notes") == "v1.2 notes"  # no extension to drop
+
+
+@pytest.mark.parametrize(
+    ("question", "picked"),
+    [
+        ("what is copay for Northwind Health Plus?", {0}),
+        ("what is northwind standard benefits details?", {1}),  # in any case
+        ("How do Northwind Standard and Northwind Health Plus differ?", {0, 1}),
+        ("What does the employee handbook say about leave?", {3}),
+        ("What does Northwind Health cover?", set()),  # Plus's words are not all asked
+        ("What protection does Contoso offer against balance billing?", set()),
+    ],
+)
+def test_the_documents_a_question_names(question: str, picked: set[int]) -> None:
+    names = [document_name(k) for k in PLANS]
+    assert named_documents(question, names) == picked
+
+
+def test_one_document_or_names_alike_are_never_picked() -> None:
+    assert named_documents("What is in the Benefit Options?", ["Benefit Options"]) == set()
+    assert named_documents("What is in the Benefit Options?", ["Benefit Options"] * 2) == set()

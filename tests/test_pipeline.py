@@ -919,3 +919,51 @@ def test_no_fallback_when_the_model_is_served_or_failed(store: Store) -> None:
     failing = ScriptedProvider([ProviderError("timeout", "the model took too long")])
     failed = ask(QUESTION, store, failing, AskOptions(fallback=fallback))
     assert failed.status == "provider_error" and fallback.calls == 0
+
+
+# -- the documents a question names come first -------------------------------------------------
+
+STANDARD_COPAY = (
+    "The copay for a primary care visit is 20 dollars. Each primary care visit copay is due at "
+    "the visit, and a specialist visit copay is 40 dollars."
+)
+PLUS_COPAY = "A primary care visit has a 10 dollar copay."
+
+
+@pytest.fixture
+def plans(tmp_path: Path) -> Iterator[Store]:
+    """Two plans' documents alike but for their names; BM25 prefers the other plan's chunk."""
+    with open_store(f"sqlite:///{tmp_path / 'plans.db'}") as opened:
+        for name, text in (
+            ("Northwind_Standard_Benefits.pdf", STANDARD_COPAY),
+            ("Northwind_Health_Plus_Benefits.pdf", PLUS_COPAY),
+        ):
+            doc = LoadedDocument(name, text, "text/plain")
+            opened.ingest("plans", doc, [Chunk(text, 0, len(text))])
+        yield opened
+
+
+def test_the_chunks_of_the_document_a_question_names_come_first(plans: Store) -> None:
+    from quotebound.pipeline import retrieve
+
+    question = "What is the copay for a primary care visit under Northwind Health Plus?"
+    plain, _, none = retrieve(question, plans, AskOptions(limit=2, named_first=False))
+    assert [h.text for h in plain] == [STANDARD_COPAY, PLUS_COPAY] and none == ()
+    named, _, picked = retrieve(question, plans, AskOptions(limit=2))
+    assert [h.text for h in named] == [PLUS_COPAY, STANDARD_COPAY]
+    assert picked == ("plans:Northwind_Health_Plus_Benefits.pdf",)
+    provider = ScriptedProvider([answer_json((PLUS_COPAY, "S1", PLUS_COPAY))])
+    answer = ask(question, plans, provider, AskOptions())
+    assert provider.requests[0].working_set.get("S1").text == PLUS_COPAY  # sent first
+    assert answer.counts["named_documents"] == 1
+    assert plans.get_trace(answer.trace_id or "").counts["named_documents"] == 1
+    # a question naming neither plan, or both, keeps the ranking's order
+    for other in (
+        "What is the copay for a primary care visit?",
+        "How do Northwind Standard and Northwind Health Plus copays differ?",
+    ):
+        hits, _, which = retrieve(other, plans, AskOptions(limit=2))
+        assert which == () or len(which) == 2
+        assert hits[0].text == STANDARD_COPAY
+    off = ask(question, plans, ScriptedProvider([answer_json()]), AskOptions(named_first=False))
+    assert "named_documents" not in off.counts

@@ -157,8 +157,8 @@ def test_ask_packs_the_fused_order_cut_to_its_limit_and_traces_it(
 ) -> None:
     deep = DenseReranker(encoder=reranker._encoder)  # depth 50 > the limit
     with open_store(store_url) as store:
-        plain, none = retrieve(QUESTION, store, AskOptions(limit=2))
-        fused, done = retrieve(QUESTION, store, AskOptions(limit=2, rerank=deep))
+        plain, none, _ = retrieve(QUESTION, store, AskOptions(limit=2))
+        fused, done, _ = retrieve(QUESTION, store, AskOptions(limit=2, rerank=deep))
         assert none is None and done == 1 and len(plain) == len(fused) == 2
         assert "receipts.md" not in " ".join(h.key for h in plain)  # BM25 alone: too deep
         assert "receipts.md" in " ".join(h.key for h in fused)
@@ -247,9 +247,11 @@ def test_a_deeper_search_reads_only_what_the_caller_may_read(
             doc = load_file(path, path.name)
             acl = ["finance"] if path.name == "secret.md" else None
             store.ingest("kb", doc, chunk_document(doc), acl=acl)
-        outside, _ = retrieve(QUESTION, store, AskOptions(limit=5, rerank=deep))
-        inside, _ = retrieve(QUESTION, store, AskOptions(limit=5, rerank=deep, groups=["finance"]))
-        other, _ = retrieve(QUESTION, store, AskOptions(corpora=["hr"], limit=5, rerank=deep))
+        outside, _, _ = retrieve(QUESTION, store, AskOptions(limit=5, rerank=deep))
+        inside, _, _ = retrieve(
+            QUESTION, store, AskOptions(limit=5, rerank=deep, groups=["finance"])
+        )
+        other, _, _ = retrieve(QUESTION, store, AskOptions(corpora=["hr"], limit=5, rerank=deep))
     assert [h.key for h in outside] == ["kb:open.md"]
     assert sorted(h.key for h in inside) == ["kb:open.md", "kb:secret.md"]
     assert other == []
@@ -260,8 +262,8 @@ def test_hits_past_the_depth_keep_bm25s_order_through_retrieve(
 ) -> None:
     shallow = DenseReranker(depth=3, encoder=reranker._encoder)
     with open_store(store_url) as store:
-        plain, _ = retrieve(QUESTION, store, AskOptions(limit=10))
-        fused, done = retrieve(QUESTION, store, AskOptions(limit=10, rerank=shallow))
+        plain, _, _ = retrieve(QUESTION, store, AskOptions(limit=10))
+        fused, done, _ = retrieve(QUESTION, store, AskOptions(limit=10, rerank=shallow))
     assert done == 1 and len(plain) == len(fused) > 3
     assert sorted(h.key for h in fused[:3]) == sorted(h.key for h in plain[:3])
     assert fused[3:] == plain[3:]

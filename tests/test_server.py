@@ -810,6 +810,18 @@ def test_the_service_reranks_beside_its_tier_and_traces_it(tmp_path: Path) -> No
     assert "reranked" not in ask(plain, "How many weeks of parental leave?", plain.alice)["counts"]
 
 
+def test_the_service_packs_the_named_documents_first_unless_told_not_to(tmp_path: Path) -> None:
+    """ServerConfig.named_first (serve --named-first): on by default, counted in the trace."""
+    question = "How many weeks of parental leave does the leave policy give?"
+    on = Env(f"sqlite:///{tmp_path / 'on.db'}")
+    served = ask(on, question, on.alice)
+    assert served["counts"]["named_documents"] in (0, 1)
+    trace = on.call("GET", f"/v1/traces/{served['trace_id']}", on.alice).json()
+    assert trace["counts"]["named_documents"] == served["counts"]["named_documents"]
+    off = Env(f"sqlite:///{tmp_path / 'off.db'}", named_first=False)
+    assert "named_documents" not in ask(off, question, off.alice)["counts"]
+
+
 @pytest.mark.parametrize("fallback", [True, "covering"])
 def test_the_service_serves_the_documents_own_sentences_when_the_model_fails(
     tmp_path: Path, fallback: bool | str

@@ -247,3 +247,38 @@ def describe(items: Sequence[str]) -> str:
     """``items`` as a phrase for a sentence: 'a', 'a and b', 'a, b and c' (each quoted)."""
     quoted = [f'"{item}"' for item in items]
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def document_name(key: str | None, title: str | None = None) -> str:
+    """What a document is called, to match a question's words against: its title, else its
+    file's name without the corpus, the chunk suffix and the extension, ``_`` and ``-`` read
+    as spaces (``contoso:Northwind_Health_Plus_Benefits_Details.pdf#c12``: "Northwind Health
+    Plus Benefits Details")."""
+    if title and title.strip():
+        return title.strip()
+    name = (key or "").split(":", 1)[-1].split("#", 1)[0].rsplit("/", 1)[-1]
+    stem_, dot, extension = name.rpartition(".")
+    if dot and stem_ and extension.isalnum() and len(extension) <= 5:
+        name = stem_
+    return re.sub(r"[_\-]+", " ", name).strip()
+
+
+def named_documents(question: str, names: Sequence[str]) -> set[int]:
+    """The indexes of ``names`` (documents' names: ``document_name``) that ``question`` picks
+    out: every word that sets a name apart from the others (a content word of it that no
+    other name holds) is a word of the question, and there is at least one. "What is the
+    copay for Northwind Health Plus?" picks "Northwind Health Plus Benefits Details" out of it
+    and "Northwind Standard Benefits Details" (apart: ``health``, ``plus``; ``standard``);
+    "What does Northwind Health cover?" picks neither (``plus`` is not asked). With one name,
+    or none that the question picks, the set is empty."""
+    words = [content_words(normalize(name)) for name in names]
+    if len(set(words)) < 2:
+        return set()
+    asked = content_words(normalize(question))
+    picked = set()
+    for i, own in enumerate(words):
+        others = frozenset().union(*(w for j, w in enumerate(words) if j != i and w != own))
+        apart = own - others
+        if apart and apart <= asked:
+            picked.add(i)
+    return picked

@@ -30,7 +30,9 @@ from .contract import build_request, repair_request
 from .corpus import Hit, LoadedDocument
 from .coverage import (
     disagreeing,
+    document_name,
     mentioned_in,
+    named_documents,
     nearest_sentence,
     question_parts,
     states_no_fact,
@@ -201,6 +203,15 @@ class AskOptions:
     # least ``depth`` hits, the first ``limit`` of the new order are packed. A reranker that
     # fails leaves BM25's order (``counts.reranked`` 0). None: BM25's order.
     rerank: Reranker | None = None
+    # Put first the chunks of the documents the question names (``coverage.named_documents``:
+    # "... for Northwind Health Plus?" names Northwind_Health_Plus_Benefits_Details.pdf and not
+    # Northwind_Standard_Benefits_Details.pdf), among the store's first ``NAMED_DEPTH`` hits,
+    # each part in the order it had (``counts.named_documents``). False: no such order.
+    named_first: bool = True
+
+
+# How deep in the store's hits ``AskOptions.named_first`` looks for the named documents' chunks.
+NAMED_DEPTH = 50
 
 
 class _Clock:
@@ -239,36 +250,75 @@ def ask(
     opts = options or AskOptions()
     question = scrub(question)
     clock = _Clock()
-    hits, reranked = retrieve(question, store, opts, clock)
+    hits, reranked, named = retrieve(question, store, opts, clock)
     at = time.perf_counter()
     budget = min(opts.budget_chars, provider.context_chars or opts.budget_chars)
     packed = pack(hits, budget_chars=budget)
     clock.lap("retrieve_ms", at)
     return _answer_pack(
-        question, packed, hits, provider, opts, progress, clock, store, reranked=reranked
+        question,
+        packed,
+        hits,
+        provider,
+        opts,
+        progress,
+        clock,
+        store,
+        reranked=reranked,
+        named=len(named) if opts.named_first else None,
     )
 
 
 def retrieve(
     question: str, store: Store, opts: AskOptions, clock: _Clock | None = None
-) -> tuple[list[Hit], int | None]:
+) -> tuple[list[Hit], int | None, tuple[str, ...]]:
     """The store's hits for ``question`` as ``ask`` packs them: BM25's first
     ``opts.limit``, or with ``opts.rerank`` its first ``rerank.depth`` (at least the limit)
-    re-ranked, then cut to the limit. Returns the hits and whether they were re-ranked (1;
-    0: the reranker failed and BM25's order stands; None: no reranker)."""
+    re-ranked, then, with ``opts.named_first``, the chunks of the documents the question names
+    first (among the first ``NAMED_DEPTH``), then cut to the limit. Returns the hits, whether
+    they were re-ranked (1; 0: the reranker failed and BM25's order stands; None: no
+    reranker) and the documents the question named (their keys; empty: none, or not asked)."""
     clock = clock or _Clock()
     at = time.perf_counter()
     rerank = opts.rerank
-    wanted = opts.limit if rerank is None else max(opts.limit, rerank.depth)
+    wanted = max(
+        opts.limit,
+        rerank.depth if rerank is not None else 0,
+        NAMED_DEPTH if opts.named_first else 0,
+    )
     hits = store.search(question, corpora=opts.corpora, groups=opts.groups, limit=wanted)
     at = clock.lap("retrieve_ms", at)
-    if rerank is None:
-        return hits[: opts.limit], None
-    result = rerank.rerank(question, hits)
-    clock.lap("rerank_ms", at)
-    if result.error is not None:  # the trace counts it; the reason goes to the log (stderr)
-        log.warning("the reranker failed, BM25's order is used: %s", result.error)
-    return result.hits[: opts.limit], int(result.error is None)
+    reranked = None
+    if rerank is not None:
+        result = rerank.rerank(question, hits)
+        clock.lap("rerank_ms", at)
+        if result.error is not None:  # the trace counts it; the reason goes to the log (stderr)
+            log.warning("the reranker failed, BM25's order is used: %s", result.error)
+        hits, reranked = list(result.hits), int(result.error is None)
+    named: tuple[str, ...] = ()
+    if opts.named_first:
+        hits, named = named_documents_first(question, hits)
+    return hits[: opts.limit], reranked, named
+
+
+def named_documents_first(question: str, hits: Sequence[Hit]) -> tuple[list[Hit], tuple[str, ...]]:
+    """``hits`` with the chunks of the documents ``question`` names first, each part in its
+    order (``coverage.named_documents`` over the hits' documents), and those documents' keys
+    (empty, and ``hits`` as they were, when it names none)."""
+    documents = list(dict.fromkeys(_document_key(h) for h in hits[:NAMED_DEPTH]))
+    titles = {_document_key(h): h.title for h in hits}
+    picked = named_documents(question, [document_name(d, titles.get(d)) for d in documents])
+    if not picked:
+        return list(hits), ()
+    chosen = {documents[i] for i in picked}
+    named = [i < NAMED_DEPTH and _document_key(h) in chosen for i, h in enumerate(hits)]
+    first = [h for h, n in zip(hits, named, strict=True) if n]
+    rest = [h for h, n in zip(hits, named, strict=True) if not n]
+    return first + rest, tuple(d for d in documents if d in chosen)
+
+
+def _document_key(hit: Hit) -> str:
+    return hit.key.split("#", 1)[0]
 
 
 def ask_sources(
@@ -415,10 +465,12 @@ def _answer_pack(
     offered: int | None = None,
     *,
     reranked: int | None = None,
+    named: int | None = None,
 ) -> Answer:
     """Ask under the contract over a packed working set, verify, repair once, serve, trace
     (``offered``: how many sources were retrieved elsewhere, where no hits were; ``reranked``:
-    as ``retrieve`` says, counted in the trace)."""
+    as ``retrieve`` says, and ``named``, how many documents the question named, each counted
+    in the trace)."""
     tell = progress or _silent
     retrieved = len(hits) if offered is None else offered
     tell(
@@ -485,6 +537,7 @@ def _answer_pack(
         retrieved,
         fallback,
         reranked,
+        named,
     )
 
 
@@ -529,6 +582,7 @@ def _finish(
     retrieved: int | None = None,
     fallback: Callable[[], str | None] | None = None,
     reranked: int | None = None,
+    named: int | None = None,
 ) -> Answer:
     """The served answer from the verdicts of the attempts made, traced to ``store``
     (``retrieved``: how many sources were offered, where they were not the store's hits;
@@ -566,6 +620,8 @@ def _finish(
         counts["retrieved"] = retrieved
     if reranked is not None:  # 1: the hits were re-ranked; 0: the reranker failed (BM25's order)
         counts["reranked"] = reranked
+    if named is not None:  # the documents the question named, their chunks put first
+        counts["named_documents"] = named
     counts["unaddressed"] = len(answer.unaddressed)
     counts["conflicts"] = len(answer.conflicts)
     if answer.answer_check is not None or refused:  # the check refused an answer of this ask

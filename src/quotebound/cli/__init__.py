@@ -46,7 +46,7 @@ from ..ingest import chunk_document, iter_files, load_file
 from ..originals import document_page, original_of, pdf_highlights, quotes_of, render_page
 from ..packing import DEFAULT_BUDGET_CHARS, chunk_key, pack
 from ..parsing import FORMATS
-from ..pipeline import Answer, AskOptions, ask, retrieve
+from ..pipeline import NAMED_DEPTH, Answer, AskOptions, ask, retrieve
 from ..providers import PROVIDER_NAMES, Provider, make_provider
 from ..sources import WorkingSet
 from ..store import Hit, Store, TraceRecord, open_store
@@ -408,6 +408,18 @@ _rerank_option = click.option(
 )
 
 
+# ``ask``, ``search`` and ``serve``: the chunks of the documents the question names first.
+_named_option = click.option(
+    "--named-first",
+    type=click.Choice(["on", "off"]),
+    default="on",
+    show_default=True,
+    help=f"Put first, among the first {NAMED_DEPTH} hits, the chunks of the documents the "
+    "question names by the words that set their names apart ('... for Northwind Health "
+    "Plus?'), or not (off).",
+)
+
+
 def _reranker(choice: str, *holders: object | None) -> DenseReranker | None:
     """The reranker ``--rerank`` names, sharing the MiniLM of the first of ``holders`` that
     holds one; None for off, and for the default on a light install (with a warning)."""
@@ -423,6 +435,7 @@ def _reranker(choice: str, *holders: object | None) -> DenseReranker | None:
 @click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
 @_budget_option
 @_rerank_option
+@_named_option
 @_store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def search_cmd(
@@ -432,6 +445,7 @@ def search_cmd(
     limit: int,
     budget: int,
     rerank: str,
+    named_first: str,
     store_url: str | None,
     as_json: bool,
 ) -> int:
@@ -440,19 +454,26 @@ def search_cmd(
     with open_store(store_url) as store:  # a bad store URL fails before MiniLM loads
         reranker = _reranker(rerank)
         options = AskOptions(
-            corpora=list(corpora) or None, groups=groups, limit=limit, rerank=reranker
+            corpora=list(corpora) or None,
+            groups=groups,
+            limit=limit,
+            rerank=reranker,
+            named_first=named_first == "on",
         )
         try:
-            hits, reranked = retrieve(query, store, options)
+            hits, reranked, named = retrieve(query, store, options)
         finally:
             if reranker is not None:
                 reranker.close()
     packed = pack(hits, budget_chars=budget)
     ids = {chunk_key(h): s.id for s, h in zip(packed.working_set, packed.hits, strict=True)}
     order = {None: "bm25", 1: "bm25+dense", 0: "bm25 (the reranker failed)"}[reranked]
+    if named:
+        order += ", named documents first"
     payload = {
         "query": query,
         "order": order,
+        "named_documents": list(named),
         "hits": [_hit_dict(h, ids.get(chunk_key(h))) for h in hits],
         "working_set": packed.working_set.to_list(),
         "dropped": [
@@ -461,6 +482,8 @@ def search_cmd(
         ],
     }
     lines = [f"{len(hits)} hits for {query!r}, ordered by {order}"]
+    if named:
+        lines.append("named: " + ", ".join(named))
     for n, hit in enumerate(hits, 1):
         page = f" p.{hit.page}" if hit.page else ""
         packed_as = ids.get(chunk_key(hit), "not packed")
@@ -662,6 +685,7 @@ _fallback_option = click.option(
 @_entailment_options(DEFAULT_TIER)
 @_fallback_option
 @_rerank_option
+@_named_option
 @click.option(
     "--answer-check",
     type=click.Choice(ANSWER_CHECKS),
@@ -690,6 +714,7 @@ def ask_cmd(
     entailment_model: Path | None,
     fallback: str,
     rerank: str,
+    named_first: str,
     answer_check: str,
     store_url: str | None,
     as_json: bool,
@@ -715,6 +740,7 @@ def ask_cmd(
             # (only with a check: unchecked, the extract would overrule a right abstention)
             fallback=fallback_for(fallback, checker),
             rerank=reranker,
+            named_first=named_first == "on",
         )
         with open_store(store_url) as store:
             answer = ask(question, store, chosen, options)

@@ -25,6 +25,7 @@ from . import (
     EXIT_PROBLEMS,
     _emit,
     _fallback_option,
+    _named_option,
     _provider_options,
     _rerank_option,
     _store_option,
@@ -143,6 +144,7 @@ _BUDGET = Budget()  # the defaults of the serve options
 )
 @_fallback_option
 @_rerank_option
+@_named_option
 @_store_option
 def serve_cmd(
     host: str,
@@ -162,6 +164,7 @@ def serve_cmd(
     answer_check: str,
     fallback: str,
     rerank: str,
+    named_first: str,
     store_url: str | None,
 ) -> int:
     """Run the HTTP service and the web page (Ctrl-C stops it). Callers need an API key
@@ -206,7 +209,12 @@ def serve_cmd(
     if rerank != "off" and not made_tier(rerank, lambda: ensure_installed("fast"), "rerank"):
         rerank = "off"
     options = dataclasses.replace(
-        options, entailment=runs, answer_check=check, fallback=fallback, rerank=rerank
+        options,
+        entailment=runs,
+        answer_check=check,
+        fallback=fallback,
+        rerank=rerank,
+        named_first=named_first == "on",
     )
     click.echo(
         f"quotebound serving on http://{host}:{port}/ with {workers} worker(s) (Ctrl-C stops)",

@@ -51,6 +51,7 @@ def run_ask(
         answer_check=state.checker.get().answers if state.checker is not None else None,
         fallback=_fallback(state),
         rerank=state.reranker.get() if state.reranker is not None else None,
+        named_first=state.config.named_first,
     )
     provider = state.model.get()
     guard = nullcontext() if provider.thread_safe else state.model.call_lock

@@ -63,6 +63,8 @@ class ServerConfig:
     # what re-orders the store's hits before packing (AskOptions.rerank), made once beside the
     # tier and the answer check (to share their encoder) on the first ask; None: BM25's order
     rerank: Callable[..., DenseReranker] | None = None
+    # the chunks of the documents a question names first (AskOptions.named_first)
+    named_first: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.fallback, bool) and self.fallback not in FALLBACKS:

@@ -54,6 +54,7 @@ class ServeOptions:
     answer_check: str = "off"
     fallback: str = "off"  # extractive, covering: the sources' own sentences, when it would abstain
     rerank: str = "off"  # dense: BM25's hits re-ranked with MiniLM before packing, or off
+    named_first: bool = True  # the chunks of the documents a question names first
 
     def to_env(self) -> str:
         return json.dumps(dataclasses.asdict(self))
@@ -82,6 +83,7 @@ class ServeOptions:
             # (only with a check: unchecked, the extract would overrule a right abstention)
             fallback=self.fallback if self.answer_check != "off" else "off",
             rerank=DenseReranker.beside if self.rerank == "dense" else None,
+            named_first=self.named_first,
         )
 
     def checker(
