@@ -140,6 +140,41 @@ def test_a_claim_copied_from_a_list_is_served_without_its_mark_or_line_breaks(
     assert json.loads(trace.attempts[0].output)["claims"][0]["text"] == raw  # as written
 
 
+def test_a_claim_written_twice_is_served_once_with_both_citations(store: Store) -> None:
+    claim = "In Germany pay is topped up to full salary for the first 14 weeks."
+    provider = _scripted_for(
+        store,
+        [
+            lambda ids: answer_json(
+                (claim, ids[GERMANY], "to full salary for the first 14 weeks"),
+                (
+                    "Employees get 16 weeks of paid parental leave.",
+                    ids[LEAVE],
+                    "entitled to 16 weeks of paid parental leave",
+                ),
+                (
+                    claim.replace(" to ", "\nto "),
+                    ids[GERMANY],
+                    "parental allowance to full salary for the first 14 weeks",
+                ),
+                (claim.replace("Germany", "germany"), ids[GERMANY], "for the first 14 weeks"),
+                (claim, ids[GERMANY], "to full salary for the first 14 weeks"),
+            )
+        ],
+    )
+    answer = ask(QUESTION, store, provider, AskOptions(entailment=None))
+    assert answer.status == "grounded" and not answer.repaired
+    assert [c.text for c in answer.claims] == [
+        claim,
+        "Employees get 16 weeks of paid parental leave.",
+    ]
+    repeated, leave = answer.claims
+    # where it first stood, with each distinct citation of its repeats once
+    assert len(repeated.cites) == 3 and len({x.span for x in repeated.cites}) == 3
+    assert len(leave.cites) == 1
+    assert len(answer.verdicts[-1].kept_claims) == 5  # the verdict keeps what was written
+
+
 def test_repaired_after_naming_the_failure(store: Store) -> None:
     def germany(weeks: int) -> object:
         claim = f"In Germany pay is topped up for the first {weeks} weeks."

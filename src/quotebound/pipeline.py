@@ -859,11 +859,17 @@ def _best(verdicts: list[Verdict]) -> Verdict | None:
 
 def _served(verdict: Verdict, packed: Pack) -> tuple[tuple[AnswerClaim, ...], list[Card]]:
     """The kept claims of ``verdict`` as the answer serves them (``served_text``), and their
-    cards."""
+    cards. A claim written twice (the same served text, case aside) is served once, where it
+    first stood, with the citations of both: a repeat is the model's slip, not a second fact."""
     cards, per_claim = build_cards(verdict, packed.working_set)
+    merged: dict[str, tuple[str, list[ClaimCite]]] = {}
+    for c, cites in zip(verdict.kept_claims, per_claim, strict=True):
+        text = served_text(c.text)
+        _, held = merged.setdefault(text.casefold(), (text, []))
+        held.extend(x for x in cites if x not in held)
     claims = tuple(
-        AnswerClaim(served_text(c.text), tuple(dict.fromkeys(x.card for x in cites)), cites)
-        for c, cites in zip(verdict.kept_claims, per_claim, strict=True)
+        AnswerClaim(text, tuple(dict.fromkeys(x.card for x in cites)), tuple(cites))
+        for text, cites in merged.values()
     )
     return claims, cards
 
