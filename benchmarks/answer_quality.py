@@ -36,8 +36,9 @@ the first 100 per split that this script asks, so samples up to ``--per-split 10
 ``--store FILE`` keeps the store (passages and every answer's trace, with what the model
 wrote): ``benchmarks/answer_replay.py`` verifies those answers again under other settings.
 
-``--answer-check fast --fallback extractive`` runs what ``quotebound ask`` runs by default
-(the fast answer check acting, and the sources' own sentences when an answer would abstain).
+``--answer-check auto --fallback extractive`` runs what ``quotebound ask`` runs by default
+(the answer check acting, ``both`` beside the packaged 1.5B and ``fast`` beside the others,
+and the sources' own sentences when an answer would abstain).
 
 ``--reanchor off`` measures the model's own citations only (``AskOptions(reanchor=False)``); the
 ``anchored`` column counts served citations the code placed. ``--skip 100 --json FILE`` asks
@@ -63,7 +64,7 @@ from typing import Any
 from quotebound.corpus import LoadedDocument
 from quotebound.coverage import states_no_fact
 from quotebound.entailment import make_backend
-from quotebound.entailment.answers import AnswerChecker
+from quotebound.entailment.answers import AnswerChecker, BothAnswerCheck, chosen_check
 from quotebound.entailment.judge import JUDGE_MODEL, JudgeBackend
 from quotebound.ingest import chunk_document
 from quotebound.pipeline import Answer, AskOptions, ask
@@ -249,12 +250,19 @@ def run(
     provider = make(name)
     backend = None if tier == "off" else make_backend(tier)
     checker = None
-    fast_check = AnswerChecker.beside(backend) if check == "fast" else None
-    fast = fast_check.answers if fast_check is not None else None
+    if check in ("auto", "both"):  # as ask chooses: both beside the packaged 1.5B, else fast
+        check = chosen_check(check, provider)
+    fast_check = AnswerChecker.beside(backend) if check in ("fast", "both") else None
+    acts: Any = fast_check
+    if check == "both" and not provider.capabilities.logprobs:
+        sys.exit(f"--answer-check both needs log-probabilities ({name} returns none)")
+    if check == "both" and fast_check is not None:
+        acts = BothAnswerCheck(fast_check, JudgeBackend(provider), owns_judge=False)
+    fast = acts.answers if acts is not None else None
     extract = None  # the fallback as ask makes it: ranked beside the fast check
     if fallback:
         extract = fast_check.extractor() if fast_check is not None else ExtractiveProvider()
-    if check not in ("off", "fast") and name != "extractive":
+    if check not in ("off", "fast", "both") and name != "extractive":
         own = provider.model == JUDGE_MODEL
         checker = JudgeBackend(provider if own else make("local-1.5b"))
     tally = Tally()
@@ -398,11 +406,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--entailment", default="fast", help="the support tier (off: none)")
     parser.add_argument(
         "--answer-check",
-        choices=("on", "off", "shadow", "fast"),
+        choices=("on", "off", "shadow", "fast", "both", "auto"),
         default="shadow",
         help="on: ask runs the judge's (an answer it refuses is an abstention); shadow: the "
         "judge's is computed beside each served answer and reported, never acting; fast: ask "
-        "runs the fast one (quotebound ask's default); off: none",
+        "runs the fast one; both: the fast one and the judge on the answering model averaged "
+        "(it must return log-probabilities); auto (quotebound ask's default): both beside the "
+        "packaged 1.5B, else fast; off: none",
     )
     parser.add_argument(
         "--fallback",
