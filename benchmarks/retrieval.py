@@ -56,14 +56,10 @@ def load() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return every, answerable
 
 
-def document_of(hit: Hit) -> str:
-    return hit.key.split("#", 1)[0]
-
-
 def rank_of(hits: list[Hit], gold: set[str]) -> int | None:
     """The 1-based rank of the first hit from a gold document, None when none is found."""
     for n, hit in enumerate(hits, 1):
-        if document_of(hit) in gold:
+        if hit.key in gold:  # a hit's key is its document's
             return n
     return None
 

@@ -225,9 +225,9 @@ def test_each_disagreeing_sentence_is_named_once_and_at_most_three() -> None:
 
 
 PLANS = [
-    "contoso:Northwind_Health_Plus_Benefits_Details.pdf#c4",
-    "contoso:Northwind_Standard_Benefits_Details.pdf#c12",
-    "contoso:Benefit_Options.pdf#c1",
+    "contoso:Northwind_Health_Plus_Benefits_Details.pdf",
+    "contoso:plans/Northwind_Standard_Benefits_Details.pdf",
+    "contoso:Benefit_Options.pdf",
     "hr:employee-handbook.md",
 ]
 
@@ -241,6 +241,7 @@ def test_a_document_is_called_by_its_title_else_its_file_name() -> None:
     ]
     assert document_name("hr:leave.txt", "Leave policy") == "Leave policy"
     assert document_name("hr:v1.2 notes") == "v1.2 notes"  # no extension to drop
+    assert document_name("wiki:C#_basics.md") == "C# basics"  # a '#' is part of the name
 
 
 @pytest.mark.parametrize(

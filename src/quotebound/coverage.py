@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 
 from .text.normalize import normalize
@@ -251,12 +252,13 @@ def describe(items: Sequence[str]) -> str:
 
 def document_name(key: str | None, title: str | None = None) -> str:
     """What a document is called, to match a question's words against: its title, else its
-    file's name without the corpus, the chunk suffix and the extension, ``_`` and ``-`` read
-    as spaces (``contoso:Northwind_Health_Plus_Benefits_Details.pdf#c12``: "Northwind Health
-    Plus Benefits Details")."""
+    file's name (``key``: a document key, ``corpus:path``) without the corpus, the folders and
+    the extension, ``_`` and ``-`` read as spaces
+    (``contoso:Northwind_Health_Plus_Benefits_Details.pdf``: "Northwind Health Plus Benefits
+    Details")."""
     if title and title.strip():
         return title.strip()
-    name = (key or "").split(":", 1)[-1].split("#", 1)[0].rsplit("/", 1)[-1]
+    name = (key or "").split(":", 1)[-1].rsplit("/", 1)[-1]
     stem_, dot, extension = name.rpartition(".")
     if dot and stem_ and extension.isalnum() and len(extension) <= 5:
         name = stem_
@@ -272,13 +274,14 @@ def named_documents(question: str, names: Sequence[str]) -> set[int]:
     "What does Northwind Health cover?" picks neither (``plus`` is not asked). With one name,
     or none that the question picks, the set is empty."""
     words = [content_words(normalize(name)) for name in names]
-    if len(set(words)) < 2:
+    distinct = set(words)  # names alike word for word are one name here
+    if len(distinct) < 2:
         return set()
+    held = Counter(w for own in distinct for w in own)  # by how many distinct names
     asked = content_words(normalize(question))
     picked = set()
     for i, own in enumerate(words):
-        others = frozenset().union(*(w for j, w in enumerate(words) if j != i and w != own))
-        apart = own - others
+        apart = {w for w in own if held[w] == 1}
         if apart and apart <= asked:
             picked.add(i)
     return picked

@@ -305,20 +305,16 @@ def named_documents_first(question: str, hits: Sequence[Hit]) -> tuple[list[Hit]
     """``hits`` with the chunks of the documents ``question`` names first, each part in its
     order (``coverage.named_documents`` over the hits' documents), and those documents' keys
     (empty, and ``hits`` as they were, when it names none)."""
-    documents = list(dict.fromkeys(_document_key(h) for h in hits[:NAMED_DEPTH]))
-    titles = {_document_key(h): h.title for h in hits}
-    picked = named_documents(question, [document_name(d, titles.get(d)) for d in documents])
+    titles = {h.key: h.title for h in hits[:NAMED_DEPTH]}  # a hit's key is its document's
+    documents = list(titles)
+    picked = named_documents(question, [document_name(d, titles[d]) for d in documents])
     if not picked:
         return list(hits), ()
     chosen = {documents[i] for i in picked}
-    named = [i < NAMED_DEPTH and _document_key(h) in chosen for i, h in enumerate(hits)]
+    named = [i < NAMED_DEPTH and h.key in chosen for i, h in enumerate(hits)]
     first = [h for h, n in zip(hits, named, strict=True) if n]
     rest = [h for h, n in zip(hits, named, strict=True) if not n]
     return first + rest, tuple(d for d in documents if d in chosen)
-
-
-def _document_key(hit: Hit) -> str:
-    return hit.key.split("#", 1)[0]
 
 
 def ask_sources(
