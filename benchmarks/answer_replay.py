@@ -89,10 +89,10 @@ class _Memo:
         self.judge, self.seen = judge, {}
         self.provider, self.version = judge.provider, judge.version
 
-    def answers(self, question: str, evidence: str) -> Any:
-        key = (question, evidence)
+    def answers(self, question: str, evidence: str, documents: Sequence[str] = ()) -> Any:
+        key = (question, evidence, tuple(documents))
         if key not in self.seen:
-            self.seen[key] = self.judge.answers(question, evidence)
+            self.seen[key] = self.judge.answers(question, evidence, documents=documents)
         return self.seen[key]
 
     def close(self) -> None:

@@ -279,6 +279,65 @@ def test_the_answer_check_uses_its_own_fitted_threshold() -> None:
     }
 
 
+def test_answer_check_worked_examples_are_a_fixed_prefix_before_the_question() -> None:
+    from quotebound.entailment.judge import ANSWERS_EXAMPLES, ANSWERS_SYSTEM
+
+    provider = scored(YES, YES)
+    judge = JudgeBackend(provider, threshold=0.5, answer_examples=ANSWERS_EXAMPLES)
+    judge.answers("Where is it filmed?", "It is filmed in West Hills.")
+    judge.answers("Who wrote it?", "Ann Lee wrote it.")
+    first, second = (r.messages for r in provider.requests)
+    assert first[0].content == ANSWERS_SYSTEM
+    assert first[:-1] == second[:-1]  # everything before the question is the same: reusable
+    assert [m.role for m in first[1:-1]] == ["user", "assistant"] * len(ANSWERS_EXAMPLES)
+    shown = [json.loads(m.content.splitlines()[0]) for m in first[1:-1:2]]
+    assert shown == [{"evidence": e, "question": q} for e, q, _ in ANSWERS_EXAMPLES]
+    assert [m.content for m in first[2:-1:2]] == [a for _, _, a in ANSWERS_EXAMPLES]
+    assert {a for _, _, a in ANSWERS_EXAMPLES} == {"Yes", "No"}
+    assert json.loads(first[-1].content.splitlines()[0])["question"] == "Where is it filmed?"
+    assert judge.version.endswith(f"+{len(ANSWERS_EXAMPLES)}answer-shots")
+    plain = JudgeBackend(scored(YES), threshold=0.5)
+    plain.answers("Where is it filmed?", "It is filmed in West Hills.")
+    assert len(plain.provider.requests[0].messages) == 2  # none unless asked: system, question
+
+
+def test_the_answer_check_is_told_which_documents_the_evidence_is_from() -> None:
+    provider = scored(YES, YES)
+    judge = JudgeBackend(provider, threshold=0.5)
+    judge.answers("Where is it filmed?", "It is filmed in Yorkshire.", documents=("Last Tango",))
+    judge.answers("Where is it filmed?", "It is filmed in Yorkshire.", documents=("A", "B"))
+    first, second = (json.loads(r.messages[-1].content.splitlines()[0]) for r in provider.requests)
+    assert first == {
+        "document": "Last Tango",
+        "evidence": "It is filmed in Yorkshire.",
+        "question": "Where is it filmed?",
+    }
+    assert second["document"] == "A; B"
+    assert provider.requests[0].messages[0] == provider.requests[1].messages[0]  # one prefix
+
+
+def test_both_checks_send_the_titles_to_the_judge_alone() -> None:
+    from quotebound.entailment.answers import BothAnswerCheck
+
+    class Fast:
+        version = "fast-test"
+
+        def __init__(self) -> None:
+            self.pairs: list[tuple[str, str]] = []
+
+        def probabilities(self, pairs: list[tuple[str, str]]) -> list[float]:
+            self.pairs.extend(pairs)
+            return [0.8]
+
+    provider = scored(YES)
+    fast = Fast()
+    both = BothAnswerCheck(fast, JudgeBackend(provider, threshold=0.5))  # type: ignore[arg-type]
+    judged = both.answers("Where is it filmed?", "In Yorkshire.", documents=("Last Tango",))
+    assert judged.supported and fast.pairs == [("Where is it filmed?", "In Yorkshire.")]
+    sent = json.loads(provider.requests[0].messages[-1].content.splitlines()[0])
+    assert sent["document"] == "Last Tango" and sent["evidence"] == "In Yorkshire."
+
+
 def test_the_answer_check_fails_closed() -> None:
     no_logprobs = JudgeBackend(ScriptedProvider(["Yes"]))
     assert no_logprobs.answers("Where?", "Here.").error  # cannot be scored: refused

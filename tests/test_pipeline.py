@@ -588,6 +588,30 @@ def test_one_answered_part_of_a_question_is_enough(store: Store) -> None:
     assert seen[0][1] == f"{LEAVE} {EXPENSES}"
 
 
+def test_a_check_that_takes_documents_is_sent_the_cited_sources_titles(store: Store) -> None:
+    from quotebound.pipeline import reads_documents
+
+    ids = _ids(store, TWO_PARTS)
+    leave = ("Employees get 16 weeks of paid parental leave.", ids[LEAVE], LEAVE)
+    expenses = ("Expense reports are due within 30 days of travel.", ids[EXPENSES], EXPENSES)
+    sent: list[tuple[str, tuple[str, ...]]] = []
+
+    def check(question: str, evidence: str, documents: tuple[str, ...] = ()) -> Judgement:
+        sent.append((evidence, tuple(documents)))
+        return Judgement("supported", 0.9, "judge", "judge-2+titles")
+
+    provider = ScriptedProvider([answer_json(leave, expenses)])
+    answer = ask(TWO_PARTS, store, provider, AskOptions(answer_check=check))
+    assert answer.status == "grounded"
+    titles = {s.id: s.title for s in provider.requests[0].working_set}
+    # each cited document's title once, in the order the claims cite them; the quotes alone
+    # are still the evidence
+    assert sent == [(f"{LEAVE} {EXPENSES}", (titles[ids[LEAVE]], titles[ids[EXPENSES]]))]
+    assert titles[ids[LEAVE]] and titles[ids[LEAVE]] != titles[ids[EXPENSES]]
+    assert reads_documents(check) and not reads_documents(_check({}, []))
+    assert not reads_documents(print)  # a builtin whose signature Python cannot read: no titles
+
+
 def test_the_check_is_not_run_on_an_abstention(store: Store) -> None:
     seen: list[tuple[str, str]] = []
     provider = ScriptedProvider([answer_json(answerable=False)])

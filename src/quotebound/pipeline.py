@@ -16,13 +16,14 @@ Invariants:
 
 from __future__ import annotations
 
+import inspect
 import logging
 import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from .budget import Budget
 from .cards import Card, ClaimCite, build_cards, document_of
@@ -185,7 +186,8 @@ class AskOptions:
     entailment: Backend | None = None  # the optional entailment tier, run after the code checks
     work: Budget | None = None  # what verifying one attempt may cost (None: no limit)
     # Do the kept claims' verified quotes answer the question? ``check(question, evidence)``
-    # (``JudgeBackend.answers``); an answer it refuses becomes an abstention. None: not run.
+    # (``JudgeBackend.answers``), also sent ``documents=`` (the cited sources' titles) when it
+    # takes that keyword; an answer it refuses becomes an abstention. None: not run.
     answer_check: AnswerCheck | None = None
     # Re-cite a claim whose quotes did not carry it to the sentence of the sources that does
     # (``verify.reanchor``); the entailment tier then judges that sentence. False: the model's
@@ -774,12 +776,16 @@ def _checked(answer: Answer, packed: Pack, final: Verdict, check: AnswerCheck) -
         and (text := evidence_text(packed.working_set, cite.source, cite.quote, cite.parts))
     ]
     evidence = " ".join(dict.fromkeys(quotes))
+    titles = _titles(packed, final)
+    judge: AnswerCheck = check
+    if titles and reads_documents(check):
+        judge = partial(cast(Callable[..., Judgement], check), documents=titles)
     parts = question_parts(answer.question) or [answer.question]
     for part in parts[:-1]:
-        judged = check(part, evidence)
+        judged = judge(part, evidence)
         if judged.supported:
             return _with(answer, answer_check=judged)
-    judged = check(parts[-1], evidence)
+    judged = judge(parts[-1], evidence)
     if judged.supported:
         return _with(answer, answer_check=judged)
     searched = _searched(packed)
@@ -798,6 +804,35 @@ def _checked(answer: Answer, packed: Pack, final: Verdict, check: AnswerCheck) -
             "Rephrase with the documents' own terms, or ask the owner of these documents.",
         ),
     )
+
+
+MAX_TITLES = 5  # the cited documents' titles an answer check is sent, at most
+MAX_TITLE_CHARS = 200  # each cut to this many characters
+
+
+def reads_documents(check: Callable[..., Any]) -> bool:
+    """Whether the answer check ``check`` takes a ``documents`` keyword: the titles of the
+    documents its evidence is quoted from (``BothAnswerCheck.answers``, ``JudgeBackend.answers``);
+    a two-argument check is sent the question and the evidence alone."""
+    try:
+        return "documents" in inspect.signature(check).parameters
+    except (TypeError, ValueError):  # a callable without a signature Python can read
+        return False
+
+
+def _titles(packed: Pack, final: Verdict) -> tuple[str, ...]:
+    """The titles of the sources the kept claims validly cite (each once, in citation order,
+    at most ``MAX_TITLES``, each cut to ``MAX_TITLE_CHARS``): which document the quotes come
+    from, that a quote need not repeat ("The first series was filmed in Yorkshire." in *Last
+    Tango in Halifax*)."""
+    cited = [c.source for k in final.kept_claims for c in k.citations if c.valid and c.source]
+    titles: dict[str, None] = {}
+    for sid in cited:
+        src = packed.working_set.get(sid)
+        title = " ".join((src.title or "").split()) if src is not None else ""
+        if title:
+            titles.setdefault(title[:MAX_TITLE_CHARS], None)
+    return tuple(titles)[:MAX_TITLES]
 
 
 # A claim dropped for one of these had evidence that did not carry it: its quote was verbatim

@@ -294,9 +294,11 @@ class BothAnswerCheck:
         """The judge's provider (the CLI closes the check unless it is the answering one)."""
         return self.judge.provider
 
-    def answers(self, question: str, evidence: str) -> Judgement:
+    def answers(self, question: str, evidence: str, documents: Sequence[str] = ()) -> Judgement:
         """Whether ``evidence`` answers ``question``: ``supported`` when the mean of the two
-        reaches the threshold; the detail gives both."""
+        reaches the threshold; the detail gives both. ``documents`` (the titles of the
+        documents the evidence is quoted from) go to the judge alone: the fast check's
+        features are fitted on the quotes."""
         try:
             fast = self.fast.probabilities([(question, evidence)])[0]
         except EntailmentError as exc:
@@ -305,7 +307,11 @@ class BothAnswerCheck:
             return self.failed(
                 f"an empty question or evidence, or a question too long for {MODEL_NAME}"
             )
-        judged = self.judge.answers(question, evidence)
+        judged = (
+            self.judge.answers(question, evidence, documents=documents)
+            if documents
+            else self.judge.answers(question, evidence)
+        )
         if judged.error is not None:
             return self.failed(f"the judge: {judged.error}")
         yes = judged.score if judged.label == "supported" else 1.0 - judged.score
