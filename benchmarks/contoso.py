@@ -214,7 +214,7 @@ def _run(args: argparse.Namespace, items: list[tuple[str, set[tuple[str, int]]]]
                         rerank=reranker,
                         named_first=named_first,
                     )
-                    answer = ask(question, store if args.store else None, provider, options)
+                    answer = ask(question, store, provider, options)
                     seconds.append(time.perf_counter() - t0)
                     got = served(answer, gold)
                     tally["gold"] += got["gold"] > 0
