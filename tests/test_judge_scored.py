@@ -12,6 +12,7 @@ from typing import ClassVar
 import pytest
 
 from quotebound.entailment import make_backend
+from quotebound.entailment.base import Judgement
 from quotebound.entailment.judge import (
     GAP,
     JUDGE_MODEL,
@@ -336,6 +337,15 @@ def test_both_checks_send_the_titles_to_the_judge_alone() -> None:
     assert judged.supported and fast.pairs == [("Where is it filmed?", "In Yorkshire.")]
     sent = json.loads(provider.requests[0].messages[-1].content.splitlines()[0])
     assert sent["document"] == "Last Tango" and sent["evidence"] == "In Yorkshire."
+
+    class TwoArguments:  # a judge of an older signature: still asked, without the titles
+        version = "judge-test"
+
+        def answers(self, question: str, evidence: str) -> Judgement:
+            return Judgement("supported", 0.9, "judge", "judge-test")
+
+    older = BothAnswerCheck(fast, TwoArguments())  # type: ignore[arg-type]
+    assert older.answers("Where is it filmed?", "In Yorkshire.", documents=("A",)).supported
 
 
 def test_the_answer_check_fails_closed() -> None:

@@ -16,7 +16,6 @@ Invariants:
 
 from __future__ import annotations
 
-import inspect
 import logging
 import re
 import time
@@ -39,7 +38,7 @@ from .coverage import (
     states_no_fact,
     unaddressed,
 )
-from .entailment.base import Backend, Judgement
+from .entailment.base import Backend, Judgement, reads_documents
 from .entailment.rerank import Reranked
 from .entailment.tier import check_entailment, evidence_text
 from .errors import TimeLimitError, WorkLimitError
@@ -808,16 +807,6 @@ def _checked(answer: Answer, packed: Pack, final: Verdict, check: AnswerCheck) -
 
 MAX_TITLES = 5  # the cited documents' titles an answer check is sent, at most
 MAX_TITLE_CHARS = 200  # each cut to this many characters
-
-
-def reads_documents(check: Callable[..., Any]) -> bool:
-    """Whether the answer check ``check`` takes a ``documents`` keyword: the titles of the
-    documents its evidence is quoted from (``BothAnswerCheck.answers``, ``JudgeBackend.answers``);
-    a two-argument check is sent the question and the evidence alone."""
-    try:
-        return "documents" in inspect.signature(check).parameters
-    except (TypeError, ValueError):  # a callable without a signature Python can read
-        return False
 
 
 def _titles(packed: Pack, final: Verdict) -> tuple[str, ...]:

@@ -44,7 +44,7 @@ from ..text.normalize import normalize
 from ..text.sentences import sentence_spans
 from ..text.tokens import numbers
 from ..text.words import STOPWORDS, content_words
-from .base import EntailmentError, Judgement
+from .base import EntailmentError, Judgement, reads_documents
 from .heuristic import MODEL_NAME, SharesEncoder, embed, encoder_fits, load_minilm, shared_encoder
 from .judge import JUDGE_MODEL
 from .learned import MAX_SENTENCE_CHARS, Weights
@@ -297,8 +297,8 @@ class BothAnswerCheck:
     def answers(self, question: str, evidence: str, documents: Sequence[str] = ()) -> Judgement:
         """Whether ``evidence`` answers ``question``: ``supported`` when the mean of the two
         reaches the threshold; the detail gives both. ``documents`` (the titles of the
-        documents the evidence is quoted from) go to the judge alone: the fast check's
-        features are fitted on the quotes."""
+        documents the evidence is quoted from) go to the judge alone, when it takes them: the
+        fast check's features are fitted on the quotes."""
         try:
             fast = self.fast.probabilities([(question, evidence)])[0]
         except EntailmentError as exc:
@@ -309,7 +309,7 @@ class BothAnswerCheck:
             )
         judged = (
             self.judge.answers(question, evidence, documents=documents)
-            if documents
+            if documents and reads_documents(self.judge.answers)
             else self.judge.answers(question, evidence)
         )
         if judged.error is not None:

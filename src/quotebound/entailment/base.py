@@ -12,8 +12,9 @@ Invariants:
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -73,3 +74,13 @@ class Backend(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release what the backend holds (a model)."""
+
+
+def reads_documents(check: Callable[..., Any]) -> bool:
+    """Whether the answer check ``check`` takes a ``documents`` keyword: the titles of the
+    documents its evidence is quoted from (``BothAnswerCheck.answers``, ``JudgeBackend.answers``);
+    a two-argument check is sent the question and the evidence alone."""
+    try:
+        return "documents" in inspect.signature(check).parameters
+    except (TypeError, ValueError):  # a callable without a signature Python can read
+        return False
