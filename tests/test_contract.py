@@ -202,6 +202,7 @@ def test_the_extractive_provider_offers_only_quotes_the_policy_accepts() -> None
     [
         "Weeks Of Paid Parental Leave For Employees In Germany",  # a heading
         "How many weeks of paid parental leave do employees get?",  # a question
+        "This means weeks of paid parental leave are paid in full.",  # leans on what was before
     ],
 )
 def test_the_extractive_provider_answers_only_with_sentences_kept_as_claims(best: str) -> None:

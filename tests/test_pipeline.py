@@ -500,6 +500,26 @@ def test_a_fragment_claim_is_refused_and_repaired_into_a_sentence(store: Store) 
     assert [c.text for c in answer.claims] == [sentence[0]]
 
 
+def test_a_claim_leaning_on_the_sentence_before_it_is_repaired_to_name_its_subject(
+    store: Store,
+) -> None:
+    ids = _ids(store, QUESTION)
+    leaning = ("This lasts 14 weeks at full salary.", ids[GERMANY], GERMANY)
+    named = (
+        "In Germany, the company tops up pay to full salary for the first 14 weeks.",
+        ids[GERMANY],
+        GERMANY,
+    )
+    provider = ScriptedProvider([answer_json(leaning), answer_json(named)])
+    answer = ask(QUESTION, store, provider)
+    assert [(c.kept, c.reason) for c in answer.verdicts[0].claims] == [(False, "claim_fragment")]
+    repair_turn = provider.requests[1].messages[-1].content
+    said = "claim 1 ('This lasts 14 weeks at full salary.') is a sentence that leans on"
+    assert said in repair_turn
+    assert "says what it is about" in repair_turn
+    assert [c.text for c in answer.claims] == [named[0]]
+
+
 def test_fragments_are_never_served(store: Store) -> None:
     ids = _ids(store, QUESTION)
     provider = ScriptedProvider(

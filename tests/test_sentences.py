@@ -150,6 +150,46 @@ def test_a_piece_of_a_sentence_is_no_claim(piece: str) -> None:
     assert fragment("iPhone sales rose by 5 percent in 2024.") is None
 
 
+@pytest.mark.parametrize(
+    "leaning",
+    [
+        "This will help you to ensure that balance billing protection applies.",
+        "That\u2019s why our plan provides coverage for organ and tissue transplants.",
+        "That's why we offer a Chronic Condition Management Program.",
+        "These sources do not speak of adding anything to the ashes.",
+        "Those plans cost more each month than the standard one.",
+        "This plan covers hearing aids every three years.",
+    ],
+)
+def test_a_sentence_leaning_on_the_one_before_it_is_no_claim(leaning: str) -> None:
+    from quotebound.verify import fragment
+
+    assert fragment(leaning) == (
+        'a sentence that leans on the one before it (it opens with "this", "that", "these" or '
+        '"those", which stand for something said there)'
+    )
+
+
+@pytest.mark.parametrize(
+    "alone",
+    [
+        "It is important to note that Northwind Standard does not cover travel.",
+        # a personal pronoun mostly stands for what the question named: left to the reader
+        "They shoot Guy's Grocery Games inside Field's Market in West Hills, California.",
+        "It was released on November 9, 1988, to critical acclaim.",
+        "There are two plans for employees to choose from.",
+        "Thistle grows wild in Scotland.",  # a word that starts like one
+        "THIS plan is the one for you.",  # in capitals: a heading's style, not a demonstrative
+        "The company says this plan covers it.",
+        "You can find a list of in-network providers on the website.",
+    ],
+)
+def test_a_sentence_that_says_what_it_is_about_is_a_claim(alone: str) -> None:
+    from quotebound.verify import fragment
+
+    assert fragment(alone) is None
+
+
 def test_a_source_of_headings_alone_keeps_its_quote_enum() -> None:
     heading = "HOW PROVIDERS AFFECT YOUR COSTS - Balance Billing Protection"
     ws = WorkingSet([Source("S1", heading)])

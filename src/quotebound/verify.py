@@ -483,7 +483,9 @@ def fragment(text: str) -> str | None:
     """Why ``text`` is not a claim a reader can take alone, or None when it is one: a question
     (it ends with ``?``), the answer template's placeholder (``<...>``), a piece of a sentence
     (it opens with a lower-case conjunction, preposition, article or "is": "for any costs the
-    plan does not cover."), fewer than ``MIN_CLAIM_WORDS`` words (in scripts without spaces,
+    plan does not cover."), a sentence that leans on the one before it (it opens with "This",
+    "That", "These" or "Those": "This will help you to ensure ..."), fewer than
+    ``MIN_CLAIM_WORDS`` words (in scripts without spaces,
     counted by characters: see ``_sentence_words``), no content word but numbers ("It is
     14."), or a heading (``reads_as_heading``, and with a colon only after a heading in
     capitals: "Balance Billing Protection", "## Leave"). Deterministic and cheap; it does not
@@ -496,6 +498,8 @@ def fragment(text: str) -> str | None:
         return "a question, not a statement"
     if _starts_mid_sentence(stripped):
         return _MID_SENTENCE
+    if _leans_back(stripped):
+        return _LEANS_BACK
     plain = stripped.isascii() and "&" not in stripped  # normalize() would only lower-case it
     normalized = stripped.lower() if plain else normalize(stripped)
     unspaced = not plain and UNSPACED.search(normalized) is not None
@@ -529,6 +533,25 @@ def _starts_mid_sentence(stripped: str) -> bool:
     return first is not None and first.group(0) in _CONTINUING
 
 
+_LEANS_BACK = (
+    'a sentence that leans on the one before it (it opens with "this", "that", "these" '
+    'or "those", which stand for something said there)'
+)
+# Demonstratives opening a claim stand for what a sentence before it said: "This will help you
+# to ensure ...", "That's why our plan provides ...", "These sources do not speak of ...".
+# Personal pronouns are left alone: in an answer they mostly stand for what the question named
+# ("They shoot Guy's Grocery Games inside Field's Market ..." for "where do they shoot Guy's
+# Grocery Games"). Matched as written, capitalised at the start.
+_POINTING_BACK = frozenset(("This", "That", "These", "Those"))
+_OPENING = re.compile(r"[^\W\d_]+")
+
+
+def _leans_back(stripped: str) -> bool:
+    """Whether ``stripped`` opens with a demonstrative (``_POINTING_BACK``)."""
+    first = _OPENING.match(stripped)
+    return first is not None and first.group(0) in _POINTING_BACK
+
+
 _HEADING = "a heading, not a statement"
 
 
@@ -549,6 +572,8 @@ def _fragment_by_definition(stripped: str) -> str | None:
     property test checks it)."""
     if _starts_mid_sentence(stripped):
         return _MID_SENTENCE
+    if _leans_back(stripped):
+        return _LEANS_BACK
     normalized = normalize(stripped)
     if _sentence_words(normalized) < MIN_CLAIM_WORDS:
         return "a fragment"
