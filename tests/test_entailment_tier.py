@@ -438,3 +438,23 @@ def test_ask_gives_a_claim_the_tier_rejected_a_second_chance(tmp_path: Path) -> 
         cite = result.verdicts[0].claims[0].citations[0]
         assert cite.anchored and cite.source == sid[GERMANY]
         assert result.verdicts[0].tiers == ("code", "entailment:table", "anchor")
+
+
+def test_a_claim_leaning_on_one_the_tier_drops_is_dropped_with_it() -> None:
+    first = "Employees get 16 weeks of paid parental leave."
+    leaning = "This rises to full salary for 14 weeks in Germany."
+    raw = answer(
+        (first, [("S1", "entitled to 16 weeks of paid parental leave")]),
+        (leaning, [("S2", GERMANY.rstrip("."))]),
+    )
+    verified = verify(WS, raw)
+    assert [c.kept for c in verified.claims] == [True, True]  # the first says what "this" is
+    table = {(leaning, GERMANY.rstrip(".")): "supported"}  # the first claim is not supported
+    out = check_entailment(verified, WS, Table(table))
+    assert [(c.kept, c.reason) for c in out.claims] == [
+        (False, "no_valid_citation"),
+        (False, "claim_fragment"),
+    ]
+    assert "claim 2 ('This rises to full salary" in (out.claims[1].message or "")
+    kept = check_entailment(verified, WS, Table(table), sentences=False)  # the policy's rule off
+    assert [c.kept for c in kept.claims] == [False, True]

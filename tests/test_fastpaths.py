@@ -505,6 +505,7 @@ def test_the_relevance_fast_path_never_finds_what_the_definition_does_not(
 _CLAIM_WORDS = st.sampled_from(
     [
         *("Leave", "is", "16", "weeks", "of", "the", "it", "job-17", "U.S.", "a", "_", "x_y"),
+        *("This", "That's", "These", "\u201cThis", "Those"),
         *(
             "--",
             ".",

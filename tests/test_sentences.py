@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from quotebound import Source, WorkingSet, verify
+from quotebound import Policy, Source, WorkingSet, verify
 from quotebound.contract import answer_schema
 from quotebound.parsing import parse
 from quotebound.text.sentences import reads_as_heading, sentence_spans
@@ -159,6 +159,9 @@ def test_a_piece_of_a_sentence_is_no_claim(piece: str) -> None:
         "These sources do not speak of adding anything to the ashes.",
         "Those plans cost more each month than the standard one.",
         "This plan covers hearing aids every three years.",
+        "\u2022These programs may not be available in all areas.",  # after a bullet
+        "\u201cThis will help you,\u201d the handbook says.",  # after a quotation mark
+        "This, however, is not covered.",
     ],
 )
 def test_a_sentence_leaning_on_the_one_before_it_is_no_claim(leaning: str) -> None:
@@ -179,6 +182,9 @@ def test_a_sentence_leaning_on_the_one_before_it_is_no_claim(leaning: str) -> No
         "It was released on November 9, 1988, to critical acclaim.",
         "There are two plans for employees to choose from.",
         "Thistle grows wild in Scotland.",  # a word that starts like one
+        "This Is Us was created by Dan Fogelman.",  # a title
+        "That's So Raven premiered on Disney Channel in 2003.",
+        "That \u201970s Show aired on Fox for eight seasons.",
         "THIS plan is the one for you.",  # in capitals: a heading's style, not a demonstrative
         "The company says this plan covers it.",
         "You can find a list of in-network providers on the website.",
@@ -195,3 +201,24 @@ def test_a_source_of_headings_alone_keeps_its_quote_enum() -> None:
     ws = WorkingSet([Source("S1", heading)])
     option = answer_schema(ws)["properties"]["claims"]["items"]["properties"]["citations"]
     assert option["items"]["anyOf"][0]["properties"]["quote"] == {"enum": [heading]}
+
+
+def test_a_claim_may_lean_on_a_kept_claim_before_it() -> None:
+    ws = WorkingSet(
+        [
+            Source("S1", "Northwind Standard covers in-network providers only."),
+            Source("S2", "These providers have agreed to charge lower rates for members."),
+        ]
+    )
+    first = "Northwind Standard covers in-network providers only [S1]."
+    leaning = "These providers have agreed to charge lower rates for members [S2]."
+    both = verify(ws, f"{first} {leaning}")
+    assert both.status == "grounded"
+    alone = verify(ws, leaning)  # nothing before it says what "these providers" are
+    assert [(c.kept, c.reason) for c in alone.claims] == [(False, "claim_fragment")]
+    after_a_dropped_one = verify(ws, f"Northwind Standard covers 12 providers [S1]. {leaning}")
+    assert [(c.kept, c.reason) for c in after_a_dropped_one.claims] == [
+        (False, "no_valid_citation"),
+        (False, "claim_fragment"),
+    ]
+    assert verify(ws, leaning, policy=Policy(sentences=False)).status == "grounded"

@@ -715,11 +715,12 @@ def _judged(
         clock.lap("verify_ms", at)
     else:
         at = clock.lap("verify_ms", at)
-        verdict = check_entailment(verdict, ws, opts.entailment)
+        sentences = policy.sentences
+        verdict = check_entailment(verdict, ws, opts.entailment, sentences=sentences)
         if opts.reanchor:  # then the tier judges what was placed (and only that)
             placed = reanchor(verdict, ws, policy, ANCHOR_SHARE, AFTER_ENTAILMENT)
             if placed is not verdict:
-                verdict = check_entailment(placed, ws, opts.entailment)
+                verdict = check_entailment(placed, ws, opts.entailment, sentences=sentences)
         clock.lap("entailment_ms", at)
     return verdict
 

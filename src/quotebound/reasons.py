@@ -81,7 +81,8 @@ CLAIM_REASONS: dict[str, str] = {
     "unmarked_claim": "a sentence stating a number or date carries no citation marker",
     "no_valid_citation": "every citation of the claim failed a check",
     "claim_fragment": "the claim is not a statement a reader can take alone (a fragment such "
-    'as "16 weeks", a question, or the answer template\'s placeholder)',
+    'as "16 weeks", a question, a sentence opening with "This" that no claim before it '
+    "explains, or the answer template's placeholder)",
 }
 
 

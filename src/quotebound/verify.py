@@ -77,7 +77,8 @@ class Policy:
     # (``unrelated_evidence`` otherwise): off only to study answers without the rule.
     relevance: bool = True
     # A claim must be a statement that says what it is about (``claim_fragment`` otherwise:
-    # "16 weeks", a question, the template's placeholder): off only to study answers without it.
+    # "16 weeks", a question, "This will help ..." with no kept claim before it, the template's
+    # placeholder): off only to study answers without it.
     sentences: bool = True
 
     def __post_init__(self) -> None:
@@ -431,6 +432,8 @@ def _verdict(
             over_time(deadline, seconds)
             checked.append(_check_claim(ws, n, c, policy))
         claims = tuple(checked)
+    if policy.sentences:
+        claims = lean_on_kept(claims)
     status = verdict_status(claims)
     return Verdict(status, claims=claims, answerable=True, **common)  # type: ignore[arg-type]
 
@@ -466,13 +469,33 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
     settled = settled_claim(n, claim.text, tuple(results))
     if policy.sentences:  # a claim-level fault: its reason whatever its citations' are
         why = fragment(claim.text)
-        if why is not None:
-            message = (
-                f"claim {n} ({_shown(claim.text)}) is {why}: write it as one complete "
-                "sentence that says what it is about"
-            )
-            return replace(settled, kept=False, reason="claim_fragment", message=message)
+        if why is not None and why != _LEANS_BACK:  # (leaning: ``lean_on_kept`` decides)
+            return _refused(n, claim.text, settled, why)
     return settled
+
+
+def _refused(n: int, text: str, claim: Claim, why: str) -> Claim:
+    message = (
+        f"claim {n} ({_shown(text)}) is {why}: write it as one complete sentence that says "
+        "what it is about"
+    )
+    return replace(claim, kept=False, reason="claim_fragment", message=message)
+
+
+def lean_on_kept(claims: tuple[Claim, ...]) -> tuple[Claim, ...]:
+    """``claims`` with each kept one that leans on the sentence before it (``fragment``: it
+    opens with "This", "That", "These" or "Those") dropped as ``claim_fragment`` unless a claim
+    kept before it in the answer says what it stands for ("Northwind Standard covers in-network
+    providers only." then "These providers have agreed to ..."). ``verify`` settles the claims
+    with it, and so do re-anchoring and the entailment tier after they change what is kept."""
+    out: list[Claim] = []
+    after_kept = False  # a claim before this one is kept
+    for n, claim in enumerate(claims, 1):
+        if claim.kept and not after_kept and _leans_back(claim.text.strip()):
+            claim = _refused(n, claim.text, claim, _LEANS_BACK)
+        after_kept = after_kept or claim.kept
+        out.append(claim)
+    return tuple(out)
 
 
 MIN_CLAIM_WORDS = 3
@@ -539,17 +562,23 @@ _LEANS_BACK = (
 )
 # Demonstratives opening a claim stand for what a sentence before it said: "This will help you
 # to ensure ...", "That's why our plan provides ...", "These sources do not speak of ...".
-# Personal pronouns are left alone: in an answer they mostly stand for what the question named
-# ("They shoot Guy's Grocery Games inside Field's Market ..." for "where do they shoot Guy's
-# Grocery Games"). Matched as written, capitalised at the start.
-_POINTING_BACK = frozenset(("This", "That", "These", "Those"))
-_OPENING = re.compile(r"[^\W\d_]+")
+# Followed by anything but a word in lower case they start a title ("This Is Us was created
+# by ...", "That '70s Show aired ..."). A personal pronoun is left alone: in an answer it
+# mostly stands for what the question named ("They shoot Guy's Grocery Games inside Field's
+# Market ..." for "where do they shoot Guy's Grocery Games"). Read after any opening quotes,
+# brackets and bullets; matched as written, capitalised.
+_LEADING = "\"'\u201c\u2018\u00ab([*\u2022-\u2013\u2014 \t"
+_DEMONSTRATIVE = re.compile(
+    r"(This|That|These|Those)(?:['\u2019][a-z]{1,2})?(?:\s+(\S)|\s*$|[,.;:!?])"
+)
 
 
 def _leans_back(stripped: str) -> bool:
-    """Whether ``stripped`` opens with a demonstrative (``_POINTING_BACK``)."""
-    first = _OPENING.match(stripped)
-    return first is not None and first.group(0) in _POINTING_BACK
+    """Whether ``stripped`` opens with a demonstrative standing for something said before it
+    ("This", "That", "These", "Those", then a word in lower case, a punctuation mark or
+    nothing)."""
+    found = _DEMONSTRATIVE.match(stripped.lstrip(_LEADING))
+    return found is not None and (found.group(2) is None or found.group(2).islower())
 
 
 _HEADING = "a heading, not a statement"
@@ -721,7 +750,7 @@ def reanchor(
                 break
     if not changed:
         return verdict
-    done = tuple(claims)
+    done = lean_on_kept(tuple(claims)) if policy.sentences else tuple(claims)
     tiers = verdict.tiers if "anchor" in verdict.tiers else (*verdict.tiers, "anchor")
     return replace(verdict, claims=done, status=verdict_status(done), tiers=tiers)
 

@@ -26,7 +26,7 @@ NUMS = WorkingSet(
         ("The fee is 2.5 euros [1].", None),
         ("The fee is 2.50 euros [3].", None),
         ("The fee is 2.500 euros [3].", None),
-        ("The fee is due on day 7 [1].", None),
+        ("It is due on day 7 [1].", None),
         ("Week 14 is the last paid week [4].", None),
         ("Processing takes 14 days [2].", "number_not_in_source"),
         ("Processing takes 1.40 months [2].", None),

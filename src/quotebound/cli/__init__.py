@@ -257,7 +257,7 @@ def verify_cmd(
     backend = make_entailment(entailment, entailment_model)
     if backend is not None:
         try:
-            verdict = check_entailment(verdict, ws, backend)
+            verdict = check_entailment(verdict, ws, backend, sentences=policy.sentences)
         finally:
             backend.close()
     _emit(as_json, verdict.to_dict(), _report(verdict))

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..sources import WorkingSet
-from ..verify import Citation, Claim, Verdict, settled_claim, verdict_status
+from ..verify import Citation, Claim, Verdict, lean_on_kept, settled_claim, verdict_status
 from .base import Backend, Judgement
 
 JOINT_DETAIL = "judged on the claim's quotes together"
@@ -32,8 +32,12 @@ def tier_name(backend: Backend) -> str:
     return f"entailment:{backend.name}"
 
 
-def check_entailment(verdict: Verdict, ws: WorkingSet, backend: Backend) -> Verdict:
-    """``verdict`` with the entailment tier applied by ``backend``."""
+def check_entailment(
+    verdict: Verdict, ws: WorkingSet, backend: Backend, *, sentences: bool = True
+) -> Verdict:
+    """``verdict`` with the entailment tier applied by ``backend``. With ``sentences`` (the
+    verifying policy's ``Policy.sentences``), a kept claim that leaned on one the tier drops,
+    and says nothing alone now, is dropped too (``verify.lean_on_kept``)."""
     tiers = (
         verdict.tiers
         if tier_name(backend) in verdict.tiers
@@ -77,6 +81,8 @@ def check_entailment(verdict: Verdict, ws: WorkingSet, backend: Backend) -> Verd
         if judgement.supported:
             mine[i] |= {k: replace(judgement, detail=JOINT_DETAIL) for k in joinable}
     claims = tuple(_claim(i + 1, claim, mine[i]) for i, claim in enumerate(verdict.claims))
+    if sentences:  # a claim that leaned on one the tier dropped says nothing alone now
+        claims = lean_on_kept(claims)
     return replace(verdict, status=verdict_status(claims), claims=claims, tiers=tiers)
 
 
