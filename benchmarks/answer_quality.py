@@ -14,7 +14,7 @@ same code ``quotebound ask`` runs. Reported per provider:
   annotators selected (a rough correctness signal, not a metric of the issue);
 - seconds per answer (mean and p50), and provider errors;
 - what a served answer must never hold, counted in the served answers: fragment or
-  placeholder claims (``verify.fragment``), decorative citations (a kept citation sharing no
+  placeholder claims (``verify.answer_fragments``), decorative citations (a kept citation sharing no
   content word with its claim), and model notes shown in an abstention that state a fact
   (``coverage.states_no_fact``); and answers naming a part of the question left unaddressed.
 
@@ -72,7 +72,7 @@ from quotebound.providers import ExtractiveProvider, Provider
 from quotebound.store import open_store
 from quotebound.text import normalize
 from quotebound.text.words import content_words
-from quotebound.verify import fragment, with_kept_from
+from quotebound.verify import answer_fragments, with_kept_from
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "clapnq"
 SEED = 20261129
@@ -154,8 +154,9 @@ def served_claims(answer: Answer) -> list[Any]:
 
 def score(tally: Tally, item: Item, answer: Answer, seconds: float) -> None:
     tally.answers += 1
-    for claim in served_claims(answer):
-        tally.fragments += fragment(claim.text) is not None
+    served = served_claims(answer)
+    tally.fragments += sum(why is not None for why in answer_fragments([c.text for c in served]))
+    for claim in served:
         words = content_words(normalize(claim.text))
         for cite in claim.citations:
             tally.anchored += cite.valid and cite.anchored

@@ -35,7 +35,7 @@ from quotebound.providers import ExtractiveProvider
 from quotebound.store import open_store
 from quotebound.text import normalize
 from quotebound.text.words import content_words
-from quotebound.verify import fragment
+from quotebound.verify import answer_fragments
 
 
 def _rate(num: int, den: int) -> str:
@@ -115,8 +115,9 @@ def fallback_of(name: str, ranker: Any, floor: float | None, claims: int | None)
 def served_flaws(answer: Answer) -> tuple[int, int]:
     """Fragments and decorative citations (no content word shared with the claim) served."""
     fragments = decorative = 0
-    for claim in served_claims(answer):
-        fragments += fragment(claim.text) is not None
+    served = served_claims(answer)
+    fragments += sum(why is not None for why in answer_fragments([c.text for c in served]))
+    for claim in served:
         words = content_words(normalize(claim.text))
         for cite in claim.citations:
             if cite.valid and words:

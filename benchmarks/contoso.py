@@ -55,7 +55,7 @@ from quotebound.providers import make_provider
 from quotebound.store import Store, open_store
 from quotebound.text import normalize
 from quotebound.text.words import content_words
-from quotebound.verify import fragment
+from quotebound.verify import answer_fragments
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "contoso_hr_benefits"
 CORPUS = "contoso"
@@ -102,8 +102,9 @@ def served(answer: Answer, gold: set[tuple[str, int]]) -> dict[str, int]:
     out = {"gold": 0, "decorative": 0, "fragments": 0}
     if not answer.claims:
         return out
-    for claim in served_claims(answer):  # as verified (a claim written twice is served once)
-        out["fragments"] += fragment(claim.text) is not None
+    served = served_claims(answer)  # as verified (a claim written twice is served once)
+    out["fragments"] += sum(why is not None for why in answer_fragments([c.text for c in served]))
+    for claim in served:
         words = content_words(normalize(claim.text))
         for c in claim.citations:
             if c.valid and words:

@@ -222,3 +222,13 @@ def test_a_claim_may_lean_on_a_kept_claim_before_it() -> None:
         (False, "claim_fragment"),
     ]
     assert verify(ws, leaning, policy=Policy(sentences=False)).status == "grounded"
+
+
+def test_an_answer_reads_a_leaning_claim_with_the_one_before_it() -> None:
+    from quotebound.verify import answer_fragments
+
+    first = "Northwind Standard covers in-network providers only."
+    leaning = "These providers have agreed to charge lower rates."
+    assert answer_fragments([first, leaning]) == [None, None]
+    assert answer_fragments([leaning, first])[0] is not None
+    assert answer_fragments([first, "16 weeks"])[1] == "a fragment"

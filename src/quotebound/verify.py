@@ -21,7 +21,7 @@ A claim is kept when at least one citation is valid; otherwise its reason is ``n
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar, cast
 
@@ -496,6 +496,17 @@ def lean_on_kept(claims: tuple[Claim, ...]) -> tuple[Claim, ...]:
         after_kept = after_kept or claim.kept
         out.append(claim)
     return tuple(out)
+
+
+def answer_fragments(texts: Sequence[str]) -> list[str | None]:
+    """For the claims an answer serves, in order, why each is not a claim a reader can take
+    (``fragment``), None for each that is; a claim leaning on the one before it is read with a
+    claim before it, as ``lean_on_kept`` reads it."""
+    out: list[str | None] = []
+    for i, text in enumerate(texts):
+        why = fragment(text)
+        out.append(None if why == _LEANS_BACK and i else why)
+    return out
 
 
 MIN_CLAIM_WORDS = 3
