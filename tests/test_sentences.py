@@ -3,6 +3,7 @@ contract's quote enum and the extractive provider: they agree on where sentences
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -162,6 +163,8 @@ def test_a_piece_of_a_sentence_is_no_claim(piece: str) -> None:
         "\u2022These programs may not be available in all areas.",  # after a bullet
         "\u201cThis will help you,\u201d the handbook says.",  # after a quotation mark
         "This, however, is not covered.",
+        "(b) This will help you to ensure coverage.",  # after a list mark
+        "3. These 12 providers are in the network.",  # a number is no title
     ],
 )
 def test_a_sentence_leaning_on_the_one_before_it_is_no_claim(leaning: str) -> None:
@@ -222,6 +225,43 @@ def test_a_claim_may_lean_on_a_kept_claim_before_it() -> None:
         (False, "claim_fragment"),
     ]
     assert verify(ws, leaning, policy=Policy(sentences=False)).status == "grounded"
+    too_short = verify(ws, f"{first} That's it [S2].")  # the other rules still hold after one
+    assert [(c.kept, c.reason) for c in too_short.claims] == [
+        (True, None),
+        (False, "claim_fragment"),
+    ]
+
+
+def test_a_leaning_claim_citing_the_wrong_source_is_told_it_leans_and_is_never_placed() -> None:
+    from quotebound.verify import reanchor
+
+    ws = WorkingSet(
+        [
+            Source("S1", "Northwind Standard covers in-network providers only."),
+            Source("S2", "These providers have agreed to charge lower rates for members."),
+        ]
+    )
+    raw = json.dumps(
+        {
+            "answerable": True,
+            "claims": [
+                {
+                    "text": "These providers have agreed to charge lower rates for members.",
+                    "citations": [
+                        {
+                            "source": "S1",
+                            "quote": "These providers have agreed to charge lower rates",
+                        }
+                    ],
+                }
+            ],
+        }
+    )
+    verdict = verify(ws, raw)
+    assert [(c.kept, c.reason) for c in verdict.claims] == [(False, "claim_fragment")]
+    assert any("leans on the one before it" in f for f in verdict.failures)
+    assert any("S2" in f for f in verdict.failures)  # its citation's own failure is named too
+    assert reanchor(verdict, ws).claims[0].kept is False  # the code never places it alone
 
 
 def test_an_answer_reads_a_leaning_claim_with_the_one_before_it() -> None:

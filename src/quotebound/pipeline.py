@@ -51,6 +51,7 @@ from .text.normalize import scrub
 from .verify import (
     AFTER_ENTAILMENT,
     ANCHOR_SHARE,
+    LIST_MARK,
     Policy,
     Verdict,
     reanchor,
@@ -895,16 +896,12 @@ def _served(verdict: Verdict, packed: Pack) -> tuple[tuple[AnswerClaim, ...], li
     return claims, cards
 
 
-# A list item's mark at the start of a claim copied from a list: "• ", "- ", "3. ", "(b) ".
-_LIST_MARK = re.compile(r"\s*(?:[•·▪◦‣∙*\-–—]|\(?(?:\d{1,2}|[a-z])[.)])\s+")
-
-
 def served_text(claim: str) -> str:
     """A verified claim as the answer shows it: its whitespace runs (a PDF's line breaks
     copied with a quote) made one space, a leading list mark dropped. Only the layout: the
     verdict and the trace keep the model's text as written."""
     plain = " ".join(claim.split())
-    return _LIST_MARK.sub("", plain, count=1) if _LIST_MARK.match(plain) else plain
+    return LIST_MARK.sub("", plain, count=1) if LIST_MARK.match(plain) else plain
 
 
 def _answer(

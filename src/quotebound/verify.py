@@ -486,16 +486,24 @@ def lean_on_kept(claims: tuple[Claim, ...]) -> tuple[Claim, ...]:
     """``claims`` with each kept one that leans on the sentence before it (``fragment``: it
     opens with "This", "That", "These" or "Those") dropped as ``claim_fragment`` unless a claim
     kept before it in the answer says what it stands for ("Northwind Standard covers in-network
-    providers only." then "These providers have agreed to ..."). ``verify`` settles the claims
-    with it, and so do re-anchoring and the entailment tier after they change what is kept."""
+    providers only." then "These providers have agreed to ..."); a leaning claim whose citations
+    failed too is told so as well (``claim_fragment``: the repair names it). ``verify`` settles
+    the claims with it, and the entailment tier again after it drops some (re-anchoring needs
+    no second pass: it keeps only claims that are not fragments)."""
     out: list[Claim] = []
     after_kept = False  # a claim before this one is kept
     for n, claim in enumerate(claims, 1):
-        if claim.kept and not after_kept and _leans_back(claim.text.strip()):
-            claim = _refused(n, claim.text, claim, _LEANS_BACK)
+        if not after_kept and claim.reason != "claim_fragment" and leans_back(claim.text):
+            claim = _refused(n, claim.text, claim, _LEANS_BACK)  # (its citations named too)
         after_kept = after_kept or claim.kept
         out.append(claim)
     return tuple(out)
+
+
+def leans_back(text: str) -> bool:
+    """Whether ``text`` is a claim that would be whole but for leaning on the sentence before
+    it (``fragment`` says so, and nothing else)."""
+    return fragment(text) == _LEANS_BACK
 
 
 def answer_fragments(texts: Sequence[str]) -> list[str | None]:
@@ -532,8 +540,12 @@ def fragment(text: str) -> str | None:
         return "a question, not a statement"
     if _starts_mid_sentence(stripped):
         return _MID_SENTENCE
-    if _leans_back(stripped):
-        return _LEANS_BACK
+    why = _word_rules(stripped)
+    return why if why is not None or not _leans_back(stripped) else _LEANS_BACK
+
+
+def _word_rules(stripped: str) -> str | None:
+    """``fragment``'s rules on the words: too few, none but numbers, a heading."""
     plain = stripped.isascii() and "&" not in stripped  # normalize() would only lower-case it
     normalized = stripped.lower() if plain else normalize(stripped)
     unspaced = not plain and UNSPACED.search(normalized) is not None
@@ -573,23 +585,34 @@ _LEANS_BACK = (
 )
 # Demonstratives opening a claim stand for what a sentence before it said: "This will help you
 # to ensure ...", "That's why our plan provides ...", "These sources do not speak of ...".
-# Followed by anything but a word in lower case they start a title ("This Is Us was created
-# by ...", "That '70s Show aired ..."). A personal pronoun is left alone: in an answer it
+# Followed by a capitalised word or "'70s" they start a title ("This Is Us was created by
+# ...", "That '70s Show aired ..."). A personal pronoun is left alone: in an answer it
 # mostly stands for what the question named ("They shoot Guy's Grocery Games inside Field's
 # Market ..." for "where do they shoot Guy's Grocery Games"). Read after any opening quotes,
 # brackets and bullets; matched as written, capitalised.
-_LEADING = "\"'\u201c\u2018\u00ab([*\u2022-\u2013\u2014 \t"
+_LEADING = "\"'\u201c\u2018\u201e\u2039\u00ab([*_> \t\u00a0\u2022\u00b7\u25aa\u25e6\u2023\u2219"
+# A list item's mark at the start of a claim copied from a list: "• ", "- ", "3. ", "(b) " (the
+# pipeline drops it from the served text: ``pipeline.served_text``).
+LIST_MARK = re.compile(r"\s*(?:[•·▪◦‣∙*\-–—]|\(?(?:\d{1,2}|[a-z])[.)])\s+")
 _DEMONSTRATIVE = re.compile(
-    r"(This|That|These|Those)(?:['\u2019][a-z]{1,2})?(?:\s+(\S)|\s*$|[,.;:!?])"
+    r"(This|That|These|Those)(?:['\u2019][a-z]{1,2})?(?:\*\*|__)?(?:\s+(\S\S?)|\s*$|[,.;:!?])"
 )
 
 
 def _leans_back(stripped: str) -> bool:
-    """Whether ``stripped`` opens with a demonstrative standing for something said before it
-    ("This", "That", "These", "Those", then a word in lower case, a punctuation mark or
-    nothing)."""
-    found = _DEMONSTRATIVE.match(stripped.lstrip(_LEADING))
-    return found is not None and (found.group(2) is None or found.group(2).islower())
+    """Whether ``stripped`` opens (after quotation marks, brackets and a list mark) with a
+    demonstrative standing for something said before it ("This", "That", "These", "Those",
+    then anything but a capitalised word or "'70s": those start a title)."""
+    opening = stripped.lstrip(_LEADING)
+    mark = LIST_MARK.match(opening)
+    found = _DEMONSTRATIVE.match(opening[mark.end() :].lstrip(_LEADING) if mark else opening)
+    if found is None:
+        return False
+    after = found.group(2)  # the next word's first two characters
+    title = after is not None and (
+        after[0].isupper() or (after[0] in "'\u2019" and after[1:].isdigit())
+    )
+    return not title
 
 
 _HEADING = "a heading, not a statement"
@@ -612,14 +635,14 @@ def _fragment_by_definition(stripped: str) -> str | None:
     property test checks it)."""
     if _starts_mid_sentence(stripped):
         return _MID_SENTENCE
-    if _leans_back(stripped):
-        return _LEANS_BACK
     normalized = normalize(stripped)
     if _sentence_words(normalized) < MIN_CLAIM_WORDS:
         return "a fragment"
     if all(word.isdigit() for word in content_words(normalized)):
         return _NAMES_NOTHING
-    return _HEADING if _heading(stripped) else None
+    if _heading(stripped):
+        return _HEADING
+    return _LEANS_BACK if _leans_back(stripped) else None
 
 
 def _sentence_words(normalized: str) -> float:
@@ -761,7 +784,7 @@ def reanchor(
                 break
     if not changed:
         return verdict
-    done = lean_on_kept(tuple(claims)) if policy.sentences else tuple(claims)
+    done = tuple(claims)
     tiers = verdict.tiers if "anchor" in verdict.tiers else (*verdict.tiers, "anchor")
     return replace(verdict, claims=done, status=verdict_status(done), tiers=tiers)
 
