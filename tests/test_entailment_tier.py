@@ -458,3 +458,27 @@ def test_a_claim_leaning_on_one_the_tier_drops_is_dropped_with_it() -> None:
     assert "claim 2 ('This rises to full salary" in (out.claims[1].message or "")
     kept = check_entailment(verified, WS, Table(table), sentences=False)  # the policy's rule off
     assert [c.kept for c in kept.claims] == [False, True]
+
+
+def test_ask_drops_a_claim_leaning_on_one_the_tier_dropped_unless_the_policy_says_not(
+    tmp_path: Path,
+) -> None:
+    from quotebound.verify import Policy
+
+    first = "Employees get 16 weeks of paid parental leave."
+    leaning = "This rises to full salary for 14 weeks in Germany."
+    quote = GERMANY.rstrip(".")
+    raw = answer(
+        (first, [("S1", "entitled to 16 weeks of paid parental leave")]),
+        (leaning, [("S1", quote)]),
+    )
+    with open_store(f"sqlite:///{tmp_path / 'qb.db'}") as store:
+        store.ingest("hr", *doc("l.txt", f"{LEAVE} {GERMANY}"))
+        question = "How many weeks of paid parental leave do employees get in Germany?"
+        for sentences, served in ((True, []), (False, [leaning])):
+            options = AskOptions(
+                entailment=Table({(leaning, quote): "supported"}),
+                policy=Policy(sentences=sentences),
+            )
+            result = ask(question, store, ScriptedProvider([raw, raw]), options)
+            assert [c.text for c in result.claims] == served, sentences
