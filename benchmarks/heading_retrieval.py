@@ -41,8 +41,8 @@ from quotebound.store.sql import HIT_COLUMNS, hit_from_row, words
 class Headed:
     """A store whose ``search`` fuses BM25's hits with the chunks under the best headings."""
 
-    def __init__(self, store: Store, path: Path, headings: int, chunks: int) -> None:
-        self.store, self.headings, self.chunks = store, headings, chunks
+    def __init__(self, store: Store, path: Path) -> None:
+        self.store, self.headings, self.chunks = store, 0, 0  # (set per setting)
         self.db = sqlite3.connect(path)
         self.index = sqlite3.connect(":memory:")
         self.index.execute(
@@ -57,6 +57,10 @@ class Headed:
             self.heads[len(self.heads) + 1] = (doc, section)
             text = f"{title or name} {section or ''}"
             self.index.execute("INSERT INTO h (rowid, text) VALUES (?, ?)", (len(self.heads), text))
+
+    def close(self) -> None:
+        self.db.close()
+        self.index.close()
 
     def under_headings(self, question: str) -> list[Hit]:
         terms = words(question)
@@ -111,8 +115,9 @@ def on_contoso(path: Path, settings: list[tuple[int, int]], rerank: DenseReranke
             store.ingest(contoso.CORPUS, doc, chunk_document(doc))
         items = contoso.questions(50)
         options = AskOptions(corpora=[contoso.CORPUS], limit=20, rerank=rerank)
+        headed = Headed(store, path)
         for headings, chunks in settings:
-            headed = Headed(store, path, headings, chunks)
+            headed.headings, headed.chunks = headings, chunks
             found = {"top 5": 0, "top 10": 0, "packed": 0}
             for question, gold in items:
                 hits, _, _ = retrieve(question, headed, options)  # type: ignore[arg-type]
@@ -124,6 +129,7 @@ def on_contoso(path: Path, settings: list[tuple[int, int]], rerank: DenseReranke
                 )
             cells = ", ".join(f"{k} {v}/{len(items)}" for k, v in found.items())
             print(f"contoso  headings {headings} x {chunks} chunks: {cells}", flush=True)
+        headed.close()
 
 
 def on_clapnq(path: Path, settings: list[tuple[int, int]], rerank: DenseReranker | None) -> None:
@@ -139,8 +145,9 @@ def on_clapnq(path: Path, settings: list[tuple[int, int]], rerank: DenseReranker
             store.ingest(retrieval.CORPUS, doc, chunk_document(doc, max_chars=600, min_chars=150))
             by_text.setdefault(passage["text"], set()).add(f"{retrieval.CORPUS}:{row['id']}.txt")
         options = AskOptions(corpora=[retrieval.CORPUS], limit=10, rerank=rerank)
+        headed = Headed(store, path)
         for headings, chunks in settings:
-            headed = Headed(store, path, headings, chunks)
+            headed.headings, headed.chunks = headings, chunks
             at = {1: 0, 5: 0, 10: 0}
             for row in questions:
                 hits, _, _ = retrieve(row["input"], headed, options)  # type: ignore[arg-type]
@@ -149,6 +156,7 @@ def on_clapnq(path: Path, settings: list[tuple[int, int]], rerank: DenseReranker
                     at[k] += rank is not None and rank <= k
             cells = ", ".join(f"at {k} {v}/{len(questions)}" for k, v in at.items())
             print(f"clapnq   headings {headings} x {chunks} chunks: {cells}", flush=True)
+        headed.close()
 
 
 def main(argv: list[str] | None = None) -> int:

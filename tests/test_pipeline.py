@@ -483,41 +483,34 @@ def test_an_answer_that_addresses_everything_is_not_repaired(store: Store) -> No
     assert answer.status == "grounded" and not answer.repaired and len(provider.requests) == 1
 
 
-def test_a_fragment_claim_is_refused_and_repaired_into_a_sentence(store: Store) -> None:
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("14 weeks", "claim 1 ('14 weeks') is a fragment: write it as one complete sentence"),
+        (  # leans on the sentence before it: the repair asks it to name its subject
+            "This lasts 14 weeks at full salary.",
+            "claim 1 ('This lasts 14 weeks at full salary.') is a sentence that leans on",
+        ),
+    ],
+)
+def test_a_fragment_claim_is_refused_and_repaired_into_a_sentence(
+    store: Store, written: str, said: str
+) -> None:
     ids = _ids(store, QUESTION)
-    fragment = ("14 weeks", ids[GERMANY], GERMANY)
     sentence = (
         "In Germany, the company tops up pay to full salary for the first 14 weeks.",
         ids[GERMANY],
         GERMANY,
     )
-    provider = ScriptedProvider([answer_json(fragment), answer_json(sentence)])
+    provider = ScriptedProvider(
+        [answer_json((written, ids[GERMANY], GERMANY)), answer_json(sentence)]
+    )
     answer = ask(QUESTION, store, provider)
     first = answer.verdicts[0]
     assert [(c.kept, c.reason) for c in first.claims] == [(False, "claim_fragment")]
     repair_turn = provider.requests[1].messages[-1].content
-    assert "claim 1 ('14 weeks') is a fragment: write it as one complete sentence" in repair_turn
+    assert said in repair_turn and "says what it is about" in repair_turn
     assert [c.text for c in answer.claims] == [sentence[0]]
-
-
-def test_a_claim_leaning_on_the_sentence_before_it_is_repaired_to_name_its_subject(
-    store: Store,
-) -> None:
-    ids = _ids(store, QUESTION)
-    leaning = ("This lasts 14 weeks at full salary.", ids[GERMANY], GERMANY)
-    named = (
-        "In Germany, the company tops up pay to full salary for the first 14 weeks.",
-        ids[GERMANY],
-        GERMANY,
-    )
-    provider = ScriptedProvider([answer_json(leaning), answer_json(named)])
-    answer = ask(QUESTION, store, provider)
-    assert [(c.kept, c.reason) for c in answer.verdicts[0].claims] == [(False, "claim_fragment")]
-    repair_turn = provider.requests[1].messages[-1].content
-    said = "claim 1 ('This lasts 14 weeks at full salary.') is a sentence that leans on"
-    assert said in repair_turn
-    assert "says what it is about" in repair_turn
-    assert [c.text for c in answer.claims] == [named[0]]
 
 
 def test_fragments_are_never_served(store: Store) -> None:

@@ -493,17 +493,12 @@ def lean_on_kept(claims: tuple[Claim, ...]) -> tuple[Claim, ...]:
     out: list[Claim] = []
     after_kept = False  # a claim before this one is kept
     for n, claim in enumerate(claims, 1):
-        if not after_kept and claim.reason != "claim_fragment" and leans_back(claim.text):
+        # (not a fragment already: ``fragment``'s other rules passed, only the leaning is left)
+        if not after_kept and claim.reason != "claim_fragment" and _leans_back(claim.text.strip()):
             claim = _refused(n, claim.text, claim, _LEANS_BACK)  # (its citations named too)
         after_kept = after_kept or claim.kept
         out.append(claim)
     return tuple(out)
-
-
-def leans_back(text: str) -> bool:
-    """Whether ``text`` is a claim that would be whole but for leaning on the sentence before
-    it (``fragment`` says so, and nothing else)."""
-    return fragment(text) == _LEANS_BACK
 
 
 def answer_fragments(texts: Sequence[str]) -> list[str | None]:
@@ -525,12 +520,12 @@ def fragment(text: str) -> str | None:
     """Why ``text`` is not a claim a reader can take alone, or None when it is one: a question
     (it ends with ``?``), the answer template's placeholder (``<...>``), a piece of a sentence
     (it opens with a lower-case conjunction, preposition, article or "is": "for any costs the
-    plan does not cover."), a sentence that leans on the one before it (it opens with "This",
-    "That", "These" or "Those": "This will help you to ensure ..."), fewer than
-    ``MIN_CLAIM_WORDS`` words (in scripts without spaces,
+    plan does not cover."), fewer than ``MIN_CLAIM_WORDS`` words (in scripts without spaces,
     counted by characters: see ``_sentence_words``), no content word but numbers ("It is
-    14."), or a heading (``reads_as_heading``, and with a colon only after a heading in
-    capitals: "Balance Billing Protection", "## Leave"). Deterministic and cheap; it does not
+    14."), a heading (``reads_as_heading``, and with a colon only after a heading in
+    capitals: "Balance Billing Protection", "## Leave"), or, those rules passed, a sentence
+    that leans on the one before it (``_leans_back``: "This will help you to ensure ...";
+    ``lean_on_kept`` reads it with the claims before it). Deterministic and cheap; it does not
     parse grammar, so a long noun phrase passes: the entailment tier and the reader see
     those."""
     stripped = text.strip()
