@@ -178,8 +178,8 @@ ANSWERS_EXAMPLES: tuple[tuple[str, str, str], ...] = (
         "No",
     ),
     (
-        "Nearly all of the statues stand near the shore and face inland, toward the villages.",
-        "Which direction do the island's stone heads face?",
+        "The keepers lit the lamp every evening at sunset and put it out again at dawn.",
+        "At what time of day was the lighthouse lamp switched on?",
         "Yes",
     ),
 )
