@@ -46,14 +46,18 @@ def test_shipped_weights_are_for_these_features_and_fitted_outside_the_sample() 
     assert weights.meta["held_out_rows"] >= 100
 
 
-@pytest.mark.skipif(not CLAPNQ.exists(), reason="CLAPNQ is not in ../shared/data")
-def test_shipped_weights_are_what_the_training_script_produces(checker: AnswerChecker) -> None:
+def _answer_check_script() -> Any:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
         import answer_check
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))
-    refit = answer_check.fit_fast(checker)
+    return answer_check
+
+
+@pytest.mark.skipif(not CLAPNQ.exists(), reason="CLAPNQ is not in ../shared/data")
+def test_shipped_weights_are_what_the_training_script_produces(checker: AnswerChecker) -> None:
+    refit = _answer_check_script().fit_fast(checker)
     shipped = shipped_answer_weights()
     for mine, theirs in (
         (refit.coef, shipped.coef),
@@ -259,3 +263,16 @@ def test_both_fails_closed_when_either_fails_and_its_fallback_ranks_by_the_fast_
     extract = fallback_for("extractive", both)
     assert extract is not None and extract.model == "extractive-ranked"
     assert extract.min_score == checker.extract_threshold
+
+
+def test_separation_measures_rank_answerable_above_unanswerable() -> None:
+    script = _answer_check_script()
+    assert script.auc([0.9, 0.8], [0.1, 0.2]) == 1.0
+    assert script.auc([0.1], [0.9]) == 0.0
+    assert script.auc([0.5, 0.9], [0.5, 0.1]) == pytest.approx(0.875)  # a tie counts half
+    lo, hi = script.auc_interval([0.9, 0.7, 0.6, 0.3], [0.8, 0.4, 0.2, 0.1])
+    assert 0.0 <= lo <= script.auc([0.9, 0.7, 0.6, 0.3], [0.8, 0.4, 0.2, 0.1]) <= hi <= 1.0
+    # abstaining on 85% of 20 unanswerable questions (17) takes the cut at the 17th lowest
+    unanswerable = [k / 100 for k in range(20)]  # 0.00 .. 0.19: the cut is 0.16
+    assert script.false_at([0.16, 0.17, 0.5, 0.9], unanswerable) == 0.25
+    assert script.false_at([0.1, 0.15, 0.5, 0.9], unanswerable) == 0.5
