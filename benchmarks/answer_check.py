@@ -508,7 +508,9 @@ def separation(args: argparse.Namespace) -> None:
     provider = LocalProvider(args.model)
     judge = JudgeBackend(provider)
     started = time.perf_counter()
-    scores: dict[str, dict[bool, list[float]]] = {}
+    signals = ["fast", "judge", "fast+judge"]
+    signals += [key for name in args.prompts for key in (name, f"fast+judge+{name}")]
+    scores: dict[str, dict[bool, list[float]]] = {k: {True: [], False: []} for k in signals}
     items = load(args.per_split, SEED, args.skip)
     for item in items:
         offered = _nearest(item.question, item.passage, 32)
@@ -520,18 +522,15 @@ def separation(args: argparse.Namespace) -> None:
         rows: list[dict[str, float]] = []
         for p, sentence in ranked:
             judged = judge.answers(item.question, sentence, documents=[item.title])
-            yes = judged.score if judged.label == "supported" else 1.0 - judged.score
+            # a judge that failed reads as No (its judgement's score is 0 then, not a P(no))
+            yes = 0.0 if judged.error else judged.score if judged.supported else 1 - judged.score
             row = {"fast": p, "judge": yes, "fast+judge": (p + yes) / 2}
             for name in args.prompts:
                 row[name] = _prompted(provider, name, item.question, sentence)
                 row[f"fast+judge+{name}"] = (2 * p + yes + row[name]) / 4
             rows.append(row)
-        for key in rows[0] if rows else ():
-            best = max(r[key] for r in rows)
-            scores.setdefault(key, {True: [], False: []})[item.answerable].append(best)
-        for key in scores:  # a question with no readable sentence scores 0 on every signal
-            if not rows:
-                scores[key][item.answerable].append(0.0)
+        for key in signals:  # a question with no readable sentence scores 0 on every signal
+            scores[key][item.answerable].append(max((r[key] for r in rows), default=0.0))
     seconds = time.perf_counter() - started
     n_yes = sum(i.answerable for i in items)
     print(
