@@ -442,9 +442,8 @@ PROMPTS: dict[str, tuple[str, str]] = {
 
 def _prompted(provider: Any, name: str, question: str, sentence: str) -> float:
     """The score ``PROMPTS[name]`` gives the pair (0 when the model answers neither way)."""
-    from quotebound import WorkingSet
-    from quotebound.entailment.judge import yes_probability
-    from quotebound.providers.base import Message, Request
+    from quotebound.entailment.judge import one_token_request, yes_probability
+    from quotebound.providers.base import Message
 
     system, read = PROMPTS[name]
     if read == "none":
@@ -454,16 +453,7 @@ def _prompted(provider: Any, name: str, question: str, sentence: str) -> float:
             f"Passage: {sentence}\nQuestion: {question}\n"
             "Does the passage answer the question? Answer Yes or No."
         )
-    request = Request(
-        messages=(Message("system", system), Message("user", user)),
-        working_set=WorkingSet(()),
-        format="inline",
-        question=question,
-        max_tokens=1,
-        temperature=0.0,
-        logprobs=10,
-        reuse_prefix=True,
-    )
+    request = one_token_request((Message("system", system),), user, question)
     top = provider.complete(request).top_logprobs
     if read == "none":
         return 1.0 - sum(math.exp(lp) for t, lp in top if t.strip().upper().startswith("NON"))

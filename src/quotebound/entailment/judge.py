@@ -356,7 +356,7 @@ class JudgeBackend(Backend):
                     Message("assistant", answer),
                 )
             )
-            return _one_token(
+            return one_token_request(
                 (Message("system", SCORED_SYSTEM), *shots), scored_payload(claim, quote), claim
             )
         instruction = JSON_INSTRUCTION if self.constrained else WORD_INSTRUCTION
@@ -395,7 +395,7 @@ class JudgeBackend(Backend):
                 Message("assistant", answer),
             )
         )
-        request = _one_token(
+        request = one_token_request(
             (Message("system", ANSWERS_SYSTEM), *shots),
             answers_payload(question, text, documents),
             question,
@@ -460,7 +460,7 @@ class JudgeBackend(Backend):
         self.provider.close()
 
 
-def _one_token(prefix: tuple[Message, ...], user: str, about: str) -> Request:
+def one_token_request(prefix: tuple[Message, ...], user: str, about: str) -> Request:
     """A scored request: the fixed ``prefix`` (reused when the provider can), then ``user``;
     one answer token, with the log-probabilities of its top alternatives."""
     return Request(
