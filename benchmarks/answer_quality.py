@@ -40,6 +40,11 @@ wrote): ``benchmarks/answer_replay.py`` verifies those answers again under other
 (the answer check acting, ``both`` beside the packaged 1.5B and ``fast`` beside the others,
 and the sources' own sentences when an answer would abstain).
 
+``--order claim-first`` measures the contract's other order (the issue's "quote-first where
+it measures better"): each claim's text before its citations in the JSON schema the decoder
+follows and in the prompt's example shape, where ``ask`` puts the quotes first (the default,
+``quote-first``). Only this process is changed (``claim_first``); ``ask`` has no such option.
+
 ``--reanchor off`` measures the model's own citations only (``AskOptions(reanchor=False)``); the
 ``anchored`` column counts served citations the code placed. ``--skip 100 --json FILE`` asks
 questions no reported sample holds, with the answer check in
@@ -61,6 +66,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from quotebound import contract
 from quotebound.corpus import LoadedDocument
 from quotebound.coverage import states_no_fact
 from quotebound.entailment import make_backend
@@ -235,6 +241,30 @@ def shadow_checks(checker: JudgeBackend, question: str, answer: Answer) -> dict[
         j = checker.answers(question, evidence)
         out[name] = None if j.error else (j.score if j.supported else 1.0 - j.score)
     return out
+
+
+def claim_first() -> None:
+    """The contract's claim-first order, in this process only: each claim's ``text`` before
+    its ``citations`` in the schema (llama.cpp's grammar keeps the schema's property order) and
+    in the prompt's example shape."""
+    original = contract.answer_schema
+
+    def schema(ws: Any, policy: Any = contract.DEFAULT_POLICY) -> dict[str, Any]:
+        out = original(ws, policy)
+        claim = out["properties"]["claims"]["items"]
+        claim["properties"] = {k: claim["properties"][k] for k in ("text", "citations")}
+        claim["required"] = ["text", "citations"]
+        return out
+
+    contract.answer_schema = schema  # type: ignore[assignment]
+    rules = contract._RULES["json"]  # the contract itself is measured
+    rules["output"] = (
+        "Return JSON only, in this shape (for each claim, first the sentence you write, then "
+        "the quotes that support it):\n"
+        '{"answerable": true, "claims": [{"text": "<a complete sentence stating one fact>", '
+        '"citations": [{"source": "S1", "quote": "<a sentence copied from S1>"}]}], '
+        '"missing": ""}'
+    )
 
 
 def run(
@@ -428,6 +458,13 @@ def main(argv: list[str] | None = None) -> int:
         default="on",
         help="on (as ask does): a claim cited to the wrong sentence is re-cited in code",
     )
+    parser.add_argument(
+        "--order",
+        choices=("quote-first", "claim-first"),
+        default="quote-first",
+        help="quote-first (as ask): each claim's quotes, then its text; claim-first: the text, "
+        "then its quotes (in the schema and the prompt's example; measured, not shipped)",
+    )
     parser.add_argument("--json", type=Path, help="also write the tallies as JSON here")
     parser.add_argument(
         "--store",
@@ -440,6 +477,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"CLAPNQ not found at {DATA}", file=sys.stderr)
         return 2
     items = load(args.per_split, SEED, args.skip)
+    if args.order == "claim-first":
+        claim_first()
     results: dict[str, Tally] = {}
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{args.store or Path(tmp) / 'clapnq.db'}"

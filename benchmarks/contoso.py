@@ -72,6 +72,13 @@ def questions(limit: int) -> list[tuple[str, set[tuple[str, int]]]]:
     return out[:limit]
 
 
+def ingest(store: Store) -> None:
+    """The six PDFs into ``store``'s corpus ``contoso``, through the real path."""
+    for pdf in sorted((DATA / "pdfs").glob("*.pdf")):
+        doc = load_file(pdf, pdf.name)
+        store.ingest(CORPUS, doc, chunk_document(doc))
+
+
 def on_gold(
     key: str | None, pages: tuple[int, ...] | list[int], gold: set[tuple[str, int]]
 ) -> bool:
@@ -174,9 +181,7 @@ def _run(args: argparse.Namespace, items: list[tuple[str, set[tuple[str, int]]]]
     rows: list[tuple[str, ...]] = []
     with open_store(url) as store:
         started = time.perf_counter()
-        for pdf in sorted((DATA / "pdfs").glob("*.pdf")):
-            doc = load_file(pdf, pdf.name)
-            store.ingest(CORPUS, doc, chunk_document(doc))
+        ingest(store)
         print(f"ingested 6 PDFs in {time.perf_counter() - started:.1f} s; {len(items)} questions")
         for name in args.providers:
             provider = make_provider(name, None)
