@@ -55,7 +55,8 @@ each read by the judge with its title, a question scored by its best sentence; p
 AUC (answerable above unanswerable, 95% bootstrap interval) and the false abstention it leaves
 where it abstains on 85% of the unanswerable questions (the issue's target pair). ``--prompts``
 adds other ways of asking the same model (``PROMPTS``), alone and averaged with the shipped
-ones: what to try a stronger judge or a new prompt against.
+ones: what to try a stronger judge or a new prompt against; ``--passage`` adds the judge reading
+the whole passage (windowed as the check windows evidence) instead of single sentences.
 
     .venv/bin/python benchmarks/answer_check.py separation --skip 100 --per-split 50 \
         --prompts plain strict none
@@ -460,6 +461,11 @@ def _prompted(provider: Any, name: str, question: str, sentence: str) -> float:
     return yes_probability(top) or 0.0
 
 
+def _yes(judged: Any) -> float:
+    """A judgement's P(yes): its score when it says the evidence answers, else 1 - score."""
+    return float(judged.score if judged.supported else 1 - judged.score)
+
+
 def auc(pos: Sequence[float], neg: Sequence[float]) -> float:
     """P(an answerable question's score > an unanswerable one's), ties half."""
     wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
@@ -500,6 +506,8 @@ def separation(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     signals = ["fast", "judge", "fast+judge"]
     signals += [key for name in args.prompts for key in (name, f"fast+judge+{name}")]
+    if args.passage:
+        signals += ["passage", "fast+judge+passage"]
     scores: dict[str, dict[bool, list[float]]] = {k: {True: [], False: []} for k in signals}
     items = load(args.per_split, SEED, args.skip)
     for item in items:
@@ -513,14 +521,21 @@ def separation(args: argparse.Namespace) -> None:
         for p, sentence in ranked:
             judged = judge.answers(item.question, sentence, documents=[item.title])
             # a judge that failed reads as No (its judgement's score is 0 then, not a P(no))
-            yes = 0.0 if judged.error else judged.score if judged.supported else 1 - judged.score
+            yes = 0.0 if judged.error else _yes(judged)
             row = {"fast": p, "judge": yes, "fast+judge": (p + yes) / 2}
             for name in args.prompts:
                 row[name] = _prompted(provider, name, item.question, sentence)
                 row[f"fast+judge+{name}"] = (2 * p + yes + row[name]) / 4
             rows.append(row)
+        best = {
+            key: max((r[key] for r in rows), default=0.0) for key in signals if "passage" not in key
+        }
+        if args.passage:  # the judge reads the whole passage once; averaged with the pair's best
+            judged = judge.answers(item.question, item.passage, documents=[item.title])
+            best["passage"] = 0.0 if judged.error else _yes(judged)
+            best["fast+judge+passage"] = (2 * best["fast+judge"] + best["passage"]) / 3
         for key in signals:  # a question with no readable sentence scores 0 on every signal
-            scores[key][item.answerable].append(max((r[key] for r in rows), default=0.0))
+            scores[key][item.answerable].append(best[key])
     seconds = time.perf_counter() - started
     n_yes = sum(i.answerable for i in items)
     print(
@@ -552,6 +567,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--top", type=int, default=2, help="separation: sentences per question")
     parser.add_argument(
         "--prompts", nargs="*", default=[], help=f"separation: also {', '.join(PROMPTS)}"
+    )
+    parser.add_argument(
+        "--passage",
+        action="store_true",
+        help="separation: also the judge reading the whole passage (its window) with its title, "
+        "alone and averaged with the shipped pair (one more call a question)",
     )
     parser.add_argument(
         "--check",
