@@ -56,7 +56,7 @@ AUC (answerable above unanswerable, 95% bootstrap interval) and the false absten
 where it abstains on 85% of the unanswerable questions (the issue's target pair). ``--prompts``
 adds other ways of asking the same model (``PROMPTS``), alone and averaged with the shipped
 ones: what to try a stronger judge or a new prompt against; ``--passage`` adds the judge reading
-the whole passage (windowed as the check windows evidence) instead of single sentences.
+the whole passage (windowed as the check windows evidence) beside the single sentences.
 
     .venv/bin/python benchmarks/answer_check.py separation --skip 100 --per-split 50 \
         --prompts plain strict none
@@ -534,7 +534,7 @@ def separation(args: argparse.Namespace) -> None:
             judged = judge.answers(item.question, item.passage, documents=[item.title])
             best["passage"] = 0.0 if judged.error else _yes(judged)
             best["fast+judge+passage"] = (2 * best["fast+judge"] + best["passage"]) / 3
-        for key in signals:  # a question with no readable sentence scores 0 on every signal
+        for key in signals:  # no readable sentence: 0 on every sentence signal
             scores[key][item.answerable].append(best[key])
     seconds = time.perf_counter() - started
     n_yes = sum(i.answerable for i in items)

@@ -43,7 +43,9 @@ and the sources' own sentences when an answer would abstain).
 ``--order claim-first`` measures the contract's other order (the issue's "quote-first where
 it measures better"): each claim's text before its citations in the JSON schema the decoder
 follows and in the prompt's example shape, where ``ask`` puts the quotes first (the default,
-``quote-first``). Only this process is changed (``claim_first``); ``ask`` has no such option.
+``quote-first``); the example's claim placeholder says "a complete sentence stating one fact"
+where the shipped one adds "from the quote" (no quote precedes it). Only this process is
+changed (``claim_first``); ``ask`` has no such option.
 
 ``--reanchor off`` measures the model's own citations only (``AskOptions(reanchor=False)``); the
 ``anchored`` column counts served citations the code placed. ``--skip 100 --json FILE`` asks
@@ -479,6 +481,7 @@ def main(argv: list[str] | None = None) -> int:
     items = load(args.per_split, SEED, args.skip)
     if args.order == "claim-first":
         claim_first()
+        print("contract order: claim-first (--order)", file=sys.stderr)
     results: dict[str, Tally] = {}
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{args.store or Path(tmp) / 'clapnq.db'}"
