@@ -141,7 +141,7 @@ def score(args: argparse.Namespace) -> None:
                 t0 = time.perf_counter()
                 j = backend.answers(row["input"], row["passages"][0]["text"])
                 seconds = time.perf_counter() - t0
-                p = None if j.error else (j.score if j.supported else 1.0 - j.score)
+                p = j.p_supported
                 record = {
                     "id": row["id"],
                     "part": part,
@@ -461,11 +461,6 @@ def _prompted(provider: Any, name: str, question: str, sentence: str) -> float:
     return yes_probability(top) or 0.0
 
 
-def _yes(judged: Any) -> float:
-    """A judgement's P(yes): its score when it says the evidence answers, else 1 - score."""
-    return float(judged.score if judged.supported else 1 - judged.score)
-
-
 def auc(pos: Sequence[float], neg: Sequence[float]) -> float:
     """P(an answerable question's score > an unanswerable one's), ties half."""
     wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
@@ -520,8 +515,7 @@ def separation(args: argparse.Namespace) -> None:
         rows: list[dict[str, float]] = []
         for p, sentence in ranked:
             judged = judge.answers(item.question, sentence, documents=[item.title])
-            # a judge that failed reads as No (its judgement's score is 0 then, not a P(no))
-            yes = 0.0 if judged.error else _yes(judged)
+            yes = judged.p_supported or 0.0  # a judge that failed reads as No
             row = {"fast": p, "judge": yes, "fast+judge": (p + yes) / 2}
             for name in args.prompts:
                 row[name] = _prompted(provider, name, item.question, sentence)
@@ -532,7 +526,7 @@ def separation(args: argparse.Namespace) -> None:
         }
         if args.passage:  # the judge reads the whole passage once; averaged with the pair's best
             judged = judge.answers(item.question, item.passage, documents=[item.title])
-            best["passage"] = 0.0 if judged.error else _yes(judged)
+            best["passage"] = judged.p_supported or 0.0
             best["fast+judge+passage"] = (2 * best["fast+judge"] + best["passage"]) / 3
         for key in signals:  # no readable sentence: 0 on every sentence signal
             scores[key][item.answerable].append(best[key])

@@ -241,7 +241,7 @@ def shadow_checks(checker: JudgeBackend, question: str, answer: Answer) -> dict[
         ("claims", " ".join(c.text for c in answer.claims)),
     ):
         j = checker.answers(question, evidence)
-        out[name] = None if j.error else (j.score if j.supported else 1.0 - j.score)
+        out[name] = j.p_supported
     return out
 
 

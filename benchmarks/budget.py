@@ -7,9 +7,9 @@ the embedded model, ``quotebound.providers.local.DEFAULT_CONTEXT_CHARS``). Per b
 - **recall**: questions with their gold evidence among the sources packed, retrieved as ``ask``
   retrieves by default (BM25's hits re-ranked with MiniLM, the documents a question names
   first, the first 20 hits offered to the packer):
-  - PolicyQA dev (the design set: ``--policyqa N`` seeded questions of each of its 20
-    policies, each policy its own corpus and each of its paragraphs a document; the gold is
-    the question's paragraph);
+  - PolicyQA dev (the design set: ``--policyqa N`` seeded distinct questions of each of its
+    20 policies, each policy its own corpus and each of its paragraphs a document; the gold is
+    any paragraph of the policy the question is asked of);
   - the Contoso HR PDFs (the issue's end-to-end set: a gold page packed, as
     ``benchmarks/contoso.py`` counts it);
 - **cost** (``--timed N``, the local model loaded): seconds for the packaged model to write
@@ -51,7 +51,7 @@ from quotebound.store import Store, open_store
 POLICYQA = Path(__file__).resolve().parents[2] / "shared" / "data" / "policyqa" / "dev.json"
 SEED = 20261205
 BUDGETS = (2000, 3000, 4000, 6000, 9000, 12000)
-LIMIT = 20  # the hits ask offers the packer (AskOptions.limit's default)
+LIMIT = AskOptions().limit  # the hits ask offers the packer
 
 
 Asked = tuple[str, str, Callable[[Source], bool]]  # (corpus, question, is a gold source)

@@ -57,7 +57,7 @@ def rows_with_fast(
     out = []
     for pair, j in zip(pairs, judged, strict=True):
         row = dict(rows[pair.id])
-        row["fast"] = None if j.error else (j.score if j.supported else 1.0 - j.score)
+        row["fast"] = j.p_supported
         row["fast_label"] = j.label
         out.append(row)
     judge_rate = len(out) / sum(r["seconds"] for r in out)

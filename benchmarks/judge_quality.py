@@ -81,7 +81,7 @@ def fast_probabilities(pairs: Sequence[PairExample]) -> list[float | None]:
             judged += checker.judge_many([(p.claim, p.quote) for p in pairs[i : i + 16]])
     finally:
         checker.close()
-    return [None if j.error else (j.score if j.supported else 1.0 - j.score) for j in judged]
+    return [j.p_supported for j in judged]
 
 
 def in_fast_band(pairs: Sequence[PairExample], low: float, high: float) -> list[PairExample]:
@@ -121,7 +121,7 @@ def score(args: argparse.Namespace) -> None:
                 t0 = time.perf_counter()
                 j = backend.judge(pair.claim, pair.quote)
                 seconds = time.perf_counter() - t0
-                p = None if j.error else (j.score if j.label == "supported" else 1.0 - j.score)
+                p = j.p_supported
                 row = {
                     "id": pair.id,
                     "gold": pair.gold,

@@ -527,3 +527,10 @@ def test_heuristic_never_passes_a_claim_its_encoder_would_cut(
     claim = "Employees get 16 weeks of paid parental leave " + "and more leave " * 120
     judged = heuristic.judge(claim, QUOTE + " and more leave" * 120)
     assert judged.label != "supported" and judged.error is not None
+
+
+def test_a_judgements_probability_of_support_reads_its_label_and_fails_to_none() -> None:
+    assert Judgement("supported", 0.8, "judge", "1").p_supported == 0.8
+    assert Judgement("unrelated", 0.75, "judge", "1").p_supported == 0.25
+    assert Judgement("contradicted", 0.9, "fast", "1").p_supported == pytest.approx(0.1)
+    assert Judgement("unrelated", 0.0, "judge", "1", error="no window").p_supported is None

@@ -312,9 +312,9 @@ class BothAnswerCheck:
             if documents and reads_documents(self.judge.answers)
             else self.judge.answers(question, evidence)
         )
-        if judged.error is not None:
+        yes = judged.p_supported
+        if yes is None:
             return self.failed(f"the judge: {judged.error}")
-        yes = judged.score if judged.label == "supported" else 1.0 - judged.score
         mean = (fast + yes) / 2
         detail = (
             f"mean {mean:.3f} vs threshold {self.threshold:g} "

@@ -43,6 +43,15 @@ class Judgement:
     def supported(self) -> bool:
         return self.label == "supported" and self.error is None
 
+    @property
+    def p_supported(self) -> float | None:
+        """The backend's probability that the evidence supports (or, for the answer check,
+        answers): ``score`` for a ``supported`` label, else ``1 - score``; None when the check
+        failed (its score is then no probability)."""
+        if self.error is not None:
+            return None
+        return self.score if self.label == "supported" else 1.0 - self.score
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "label": self.label,

@@ -51,7 +51,7 @@ class CascadeBackend(Backend):
         fast = self.fast.judge_many(pairs)
         out: list[Judgement] = []
         for (claim, quote), first in zip(pairs, fast, strict=True):
-            p = None if first.error else (first.score if first.supported else 1.0 - first.score)
+            p = first.p_supported
             vetoed = first.label == "contradicted" and first.error is None
             if vetoed or (p is not None and (p >= self.high or p < self.low)):
                 out.append(replace(first, backend=self.name, version=self.version))
