@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from quotebound import Source, WorkingSet, verify
+from quotebound import Policy, Source, WorkingSet, verify
 from quotebound.contract import (
     EVIDENCE_SENTINEL,
     MIN_CLAIM_CHARS,
@@ -96,8 +96,13 @@ def test_a_model_that_copies_the_answer_template_is_refused() -> None:
     template = json.loads(system[system.index('{"answerable"') :])
     copied = template["claims"][0]
     copied["citations"][0]["quote"] = "Employees get 16 weeks of paid leave."
-    verdict = verify(WS, json.dumps(template))
+    verdict = verify(WS, json.dumps(template), policy=Policy(strict=True))  # as ask verifies
     assert [c.reason for c in verdict.claims] == ["claim_fragment"]
+    # verify's default: the placeholder is a writing note, and its citation decides
+    noted = verify(WS, json.dumps(template)).claims[0]
+    assert (
+        noted.notes == ("the answer template's placeholder",) and noted.reason != "claim_fragment"
+    )
     assert "complete sentence" in system and "never a fragment" in system
 
 

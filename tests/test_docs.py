@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 import pytest
 
-from quotebound import CITATION_REASONS, CLAIM_REASONS, STATUSES, WorkingSet, verify
+from quotebound import CITATION_REASONS, CLAIM_REASONS, STATUSES, Policy, WorkingSet, verify
 from quotebound.cli import cli
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -41,8 +41,17 @@ def _backend_of(code: str) -> str | None:
     return named[0] if named else None
 
 
-def _verdict(ws: WorkingSet, output: str, backend: str | None) -> dict[str, object]:
-    verdict = verify(ws, output)
+def _policy_of(code: str) -> Policy | None:
+    """The policy a section's examples are verified under (its ```json policy block)."""
+    body = _sections(DOCS / "reasons.md")[code]
+    named = [b for _, tag, b in _BLOCK.findall(body) if tag == "policy"]
+    return Policy(**json.loads(named[0])) if named else None
+
+
+def _verdict(
+    ws: WorkingSet, output: str, backend: str | None, policy: Policy | None = None
+) -> dict[str, object]:
+    verdict = verify(ws, output, policy=policy)
     if backend is None:
         return verdict.to_dict()
     from quotebound.entailment import make_backend
@@ -74,7 +83,7 @@ def test_documented_example_produces_its_code(code: str) -> None:
     ws, examples = _reasons_doc()
     assert examples[code], f"docs/reasons.md has no output example for {code}"
     for output in examples[code]:
-        verdict = _verdict(ws, output, _backend_of(code))
+        verdict = _verdict(ws, output, _backend_of(code), _policy_of(code))
         assert code in _codes(verdict), (code, verdict)
 
 

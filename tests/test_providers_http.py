@@ -268,10 +268,15 @@ def test_anthropic_verbatim_native_citation_is_grounded_with_its_span() -> None:
     assert json.loads(completion.text) == reply  # exactly what was received, for the trace
     verdict = verify(WS, completion.text, "anthropic")
     assert verdict.status == "grounded" and verdict.format == "anthropic"
-    assert [c.text for c in verdict.claims] == ["Parental leave is 14 weeks"]
+    assert [c.text for c in verdict.claims] == ["Parental leave is 14 weeks."]  # the sentence
     citation = verdict.claims[0].citations[0]
     assert citation.span == LEAVE_SPAN
-    assert citation.native == {"type": "char_location", "offsets": list(LEAVE_SPAN), "agrees": True}
+    assert citation.native == {
+        "type": "char_location",
+        "answer_span": [0, len("Parental leave is 14 weeks")],  # the cited piece in the answer
+        "offsets": list(LEAVE_SPAN),
+        "agrees": True,
+    }
 
 
 @pytest.mark.parametrize("kind", ["page_location", "content_block_location"])
@@ -320,7 +325,7 @@ def test_out_of_range_label_never_names_a_source_of_the_set() -> None:
     assert reasons == ["unknown_source", "unknown_source", "unknown_source"]
 
 
-def test_anthropic_uncited_text_is_a_claim_without_citations() -> None:
+def test_anthropic_claims_are_the_answers_sentences_with_the_pieces_cited_in_them() -> None:
     reply = messages_reply(
         plain("According to the policy, "),
         cited("parental leave is 14 weeks", 0, LEAVE),
@@ -328,17 +333,26 @@ def test_anthropic_uncited_text_is_a_claim_without_citations() -> None:
         plain("\n"),
         cited("Claims are paid within 30 days", 1, WS.sources[1].text),
         plain(" — "),
-        plain("and managers say it is the most generous policy around."),
+        plain("and managers say it is the most generous policy around. "),
+        plain("Managers also plan cover for every absence."),
     )
     verdict = verdict_of(anthropic(replying(reply)))
-    assert [c.text for c in verdict.claims] == [
-        "parental leave is 14 weeks",
-        "Claims are paid within 30 days",
-        "— and managers say it is the most generous policy around.",
+    assert [(c.text, c.reason, len(c.citations)) for c in verdict.claims] == [
+        ("According to the policy, parental leave is 14 weeks.", None, 1),
+        (
+            "Claims are paid within 30 days — and managers say it is the most generous "
+            "policy around.",
+            None,
+            1,
+        ),
+        ("Managers also plan cover for every absence.", "no_citation", 0),
     ]
-    assert verdict.claims[2].citations == ()
+    assert [c.notes for c in verdict.claims] == [(), (), ()]  # no piece is a fragment now
     assert verdict.status == "partial"
-    assert [c.reason for c in verdict.claims] == [None, None, "no_citation"]
+    # the cited piece is where it was in the answer
+    text = "".join(block["text"] for block in reply["content"])
+    a, b = verdict.claims[0].citations[0].native["answer_span"]  # type: ignore[index]
+    assert text[a:b] == "parental leave is 14 weeks"
 
 
 @pytest.mark.parametrize(
@@ -353,9 +367,12 @@ def test_anthropic_uncited_text_is_a_claim_without_citations() -> None:
     ],
 )
 def test_anthropic_uncited_connective_is_not_a_claim(glue: list[dict[str, Any]]) -> None:
+    # before the cited block it is part of the cited sentence; after it, glue left over
     reply = messages_reply(*glue, cited(LEAVE, 0, LEAVE), *glue)
     verdict = verdict_of(anthropic(replying(reply)))
-    assert [c.text for c in verdict.claims] == [LEAVE]
+    lead = "".join(block["text"] for block in glue).strip()
+    lead = "" if lead.endswith("...") else lead  # a paragraph of its own
+    assert [c.text for c in verdict.claims] == [f"{lead} {LEAVE}".strip()]
     assert verdict.status == "grounded"
 
 

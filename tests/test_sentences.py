@@ -13,8 +13,9 @@ from quotebound.contract import answer_schema
 from quotebound.parsing import parse
 from quotebound.text.sentences import reads_as_heading, sentence_spans
 
+STRICT = Policy(strict=True)  # as ask verifies its own model's answers
 PROSE = [
-    "Leave is 12 weeks in the U.S. Germany pays 14 weeks. Dr. Smith agrees.",
+    "Leave is 12 weeks in the U.S. The German plan pays 14 weeks. Dr. Smith agrees.",
     "See Fig. 3 for the rates, e.g. the hotel cap. The cap is 180 EUR per night!",
     "Is it paid? Yes. Contractors are not eligible (see No. 4). J. Smith said so.",
     "The U.S. policy applies everywhere. It was set in 2.5 days, resp. three.",
@@ -108,9 +109,10 @@ def test_a_heading_is_no_quote_to_offer_and_no_claim() -> None:
     assert enum == ["The plan protects you from balance billing in-network."]
     raw = f'{{"answerable": true, "missing": "", "claims": [{{"text": "{heading}",'
     raw += f' "citations": [{{"source": "S1", "quote": "{heading}"}}]}}]}}'
-    verdict = verify(ws, raw, "json")
+    verdict = verify(ws, raw, "json", STRICT)
     assert [(c.kept, c.reason) for c in verdict.claims] == [(False, "claim_fragment")]
     assert "is a heading, not a statement" in (verdict.claims[0].message or "")
+    assert verify(ws, raw, "json").claims[0].notes == ("a heading, not a statement",)
 
 
 @pytest.mark.parametrize(
@@ -215,21 +217,31 @@ def test_a_claim_may_lean_on_a_kept_claim_before_it() -> None:
     )
     first = "Northwind Standard covers in-network providers only [S1]."
     leaning = "These providers have agreed to charge lower rates for members [S2]."
-    both = verify(ws, f"{first} {leaning}")
+    both = verify(ws, f"{first} {leaning}", policy=STRICT)
     assert both.status == "grounded"
-    alone = verify(ws, leaning)  # nothing before it says what "these providers" are
+    alone = verify(ws, leaning, policy=STRICT)  # nothing before it says what "these" are
     assert [(c.kept, c.reason) for c in alone.claims] == [(False, "claim_fragment")]
-    after_a_dropped_one = verify(ws, f"Northwind Standard covers 12 providers [S1]. {leaning}")
+    dropped_first = f"Northwind Standard covers 12 providers [S1]. {leaning}"
+    after_a_dropped_one = verify(ws, dropped_first, policy=STRICT)
     assert [(c.kept, c.reason) for c in after_a_dropped_one.claims] == [
         (False, "no_valid_citation"),
         (False, "claim_fragment"),
     ]
     assert verify(ws, leaning, policy=Policy(sentences=False)).status == "grounded"
-    too_short = verify(ws, f"{first} That's it [S2].")  # the other rules still hold after one
+    too_short = verify(ws, f"{first} That's it [S2].", policy=STRICT)  # the other rules hold
     assert [(c.kept, c.reason) for c in too_short.claims] == [
         (True, None),
         (False, "claim_fragment"),
     ]
+    # verify's default reads it with the sentence before it in the answer, whatever became
+    # of that one, and notes only a leaning claim that opens the answer
+    assert [c.notes for c in verify(ws, f"{first} {leaning}").claims] == [(), ()]
+    assert [(c.kept, c.notes) for c in verify(ws, dropped_first).claims] == [
+        (False, ()),
+        (True, ()),
+    ]
+    alone = verify(ws, leaning).claims[0]
+    assert alone.kept and len(alone.notes) == 1 and "leans on the one before" in alone.notes[0]
 
 
 def test_a_leaning_claim_citing_the_wrong_source_is_told_it_leans_and_is_never_placed() -> None:
@@ -257,11 +269,11 @@ def test_a_leaning_claim_citing_the_wrong_source_is_told_it_leans_and_is_never_p
             ],
         }
     )
-    verdict = verify(ws, raw)
+    verdict = verify(ws, raw, policy=STRICT)
     assert [(c.kept, c.reason) for c in verdict.claims] == [(False, "claim_fragment")]
     assert any("leans on the one before it" in f for f in verdict.failures)
     assert any("S2" in f for f in verdict.failures)  # its citation's own failure is named too
-    assert reanchor(verdict, ws).claims[0].kept is False  # the code never places it alone
+    assert reanchor(verdict, ws, STRICT).claims[0].kept is False  # never placed alone
 
 
 def test_an_answer_reads_a_leaning_claim_with_the_one_before_it() -> None:
@@ -272,3 +284,33 @@ def test_an_answer_reads_a_leaning_claim_with_the_one_before_it() -> None:
     assert answer_fragments([first, leaning]) == [None, None]
     assert answer_fragments([leaning, first])[0] is not None
     assert answer_fragments([first, "16 weeks"])[1] == "a fragment"
+
+
+# Where a period is not a sentence's end (issue 49): the splitter once cut "the U.S." off
+# "Navy concluded ...", and the fallback served "In the spring of 1943, the U.S." as a claim.
+ONE_SENTENCE = [
+    "In the spring of 1943, the U.S. Navy concluded that the tenders were too small.",
+    "Apple's $500 Billion U.S. Investment Plan creates 20,000 jobs.",
+    "Bring a receipt, e.g. Form No. 5, to the office on St. Mary's Road.",
+    "Dr. Jones and Mr. Smith met Prof. Ng at 2.5 p.m. sharp.",
+    "J. R. R. Tolkien wrote The Hobbit in the U.K. before 1937.",
+    "Version 3.11.2 of the tool fixes the bug that 3.10 had, i.e. the crash.",
+    "The E.U. Commission and the U.N. Security Council both met.",
+]
+TWO_SENTENCES = [
+    ("Leave is 16 weeks in the U.S.", "The plan pays the rest."),
+    ("Most staff moved to the U.K.", "It was cheaper."),
+    ("The answer is no.", "Then the plan pays."),
+    ("He won in 2004.", "Smith came second."),
+]
+
+
+@pytest.mark.parametrize("text", ONE_SENTENCE)
+def test_abbreviations_initials_and_numbers_end_no_sentence(text: str) -> None:
+    assert sentence_spans(text) == [(0, len(text))]
+
+
+@pytest.mark.parametrize(("first", "second"), TWO_SENTENCES)
+def test_a_sentence_after_an_abbreviation_still_starts_a_new_one(first: str, second: str) -> None:
+    text = f"{first} {second}"
+    assert [text[a:b] for a, b in sentence_spans(text)] == [first, second]

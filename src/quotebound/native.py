@@ -36,12 +36,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from .sources import Source, WorkingSet
-from .text.sentences import sentence_spans
+from .text.layout import Layout, layout
 
 VENDORS: tuple[str, ...] = ("anthropic", "openai", "cohere", "gemini")
-CONNECTIVE_WORDS = 6  # uncited text shorter than this, with no digit, is glue between claims
 _ANTHROPIC_DOCUMENT = frozenset({"char_location", "page_location", "content_block_location"})
 _COHERE_INDEX = re.compile(r"^doc[:_](\d{1,6})$")
 
@@ -62,6 +62,7 @@ class NativeCitation:
 class NativeClaim:
     text: str
     citations: list[NativeCitation] = field(default_factory=list)
+    context: str | None = None  # the paragraph a link citation on it was given for
 
 
 @dataclass(slots=True)
@@ -182,11 +183,14 @@ def not_an_id(ws: WorkingSet, label: str) -> str:
     return label
 
 
+CONNECTIVE_WORDS = 6  # uncited text shorter than this, with no digit, is glue between claims
+
+
 def states_something(text: str) -> bool:
     """Whether uncited text is a statement (a claim the verifier must see) rather than the glue
-    between cited claims: whitespace, punctuation, or a connective such as "According to the
-    policy," (fewer than ``CONNECTIVE_WORDS`` words, no digit, not ending a sentence). A number
-    is always a claim, and so is a sentence ("Aspirin cures cancer.")."""
+    around cited ones: punctuation, or a connective such as "According to the policy," left
+    over where a sentence ends (fewer than ``CONNECTIVE_WORDS`` words, no digit, not ending a
+    sentence). A number is always a claim, and so is a sentence ("Aspirin cures cancer.")."""
     if any(ch.isdigit() for ch in text):
         return True
     words = [w for w in text.split() if any(ch.isalnum() for ch in w)]
@@ -197,32 +201,90 @@ def states_something(text: str) -> bool:
     )
 
 
-def _is_claim(sentence: str) -> bool:
-    """Whether an uncited sentence of an answer is a claim: it says something in words, and is
-    not a lead-in to what follows ("Here is what the policy says:")."""
-    return any(ch.isalnum() for ch in sentence) and not sentence.rstrip().endswith(":")
-
-
 Placed = tuple[int, int, list[NativeCitation]]  # an answer span and the citations for it
+_FACT = re.compile(r"[\d\"\u201c\u201d]")  # a digit or a quotation mark: a fact to check
+_EDGE_MARKUP = " \t*_#:"
+_MARKDOWN_LINK = re.compile(r"!?\[[^\[\]\n]*\]\([^()\s]*\)")
 
 
-def _claims_by_sentence(text: str, placed: list[Placed]) -> list[NativeClaim]:
-    """The answer's sentences as claims, each with the citations whose answer span overlaps
-    it (a point span ``(p, p)`` belongs to the sentence ending at or just before ``p``)."""
-    claims: list[NativeClaim] = []
-    spans = sentence_spans(text)
-    for i, (start, end) in enumerate(spans):
+def answer_claims(
+    text: str, placed: list[Placed], links: list[Placed] | None = None
+) -> list[NativeClaim]:
+    """The answer's statements as claims (``text.layout``: one a sentence, list marks and
+    emphasis around it left out), each with the citations placed on it:
+
+    - a span citation (``placed``) on each sentence its answer span overlaps; a point
+      ``(p, p)`` (``file_citation.index``) on the sentence ending at or just before ``p``;
+    - a link citation (``links``: OpenAI's ``url_citation`` over an inline link such as
+      `` ([ft.com](https://...))``) on the sentences of the paragraph or list item it closes,
+      back to the previous link in it or the paragraph's start; the link is not claim text,
+      and the relevance rule reads the claim with that paragraph (``NativeClaim.context``).
+
+    Structure is not a claim: a heading, a lead-in ending with a colon, a list of links,
+    unless it states a fact (a digit or quoted words); then it is a claim with the citations
+    of the statements it introduces (``Layout.scope``), checked like any other. A statement no
+    citation covers is a claim with none, unless it is glue (``states_something``)."""
+    masked = text
+    if links:
+        chars = list(text)
+        for a, b, _ in links:
+            chars[a:b] = " " * (b - a)
+        masked = "".join(chars)
+    shape = layout(masked)
+    regions = _link_regions(shape, links or [])
+    units = shape.units
+    cited: list[list[NativeCitation]] = []
+    contexts: list[str | None] = []
+    for i, unit in enumerate(units):
+        nxt = units[i + 1].start if i + 1 < len(units) else len(text) + 1
         cites: list[NativeCitation] = []
-        nxt = spans[i + 1][0] if i + 1 < len(spans) else len(text) + 1
         for a, b, citations in placed:
             point = a == b
-            hit = (start < a + 1 <= nxt) if point else (a < end and b > start)
-            if hit:
-                cites.extend(c for c in citations if c not in cites)
-        sentence = text[start:end]
-        if cites or _is_claim(sentence):
-            claims.append(NativeClaim(sentence, cites))
+            if (unit.start < a + 1 <= nxt) if point else (a < unit.end and b > unit.start):
+                cites.extend(citations)
+        said = [r for r in regions if r[0] < unit.end and r[1] > unit.start]
+        for _, _, citations in said:
+            cites.extend(citations)
+        cited.append(_unique(cites))
+        context = " ".join(" ".join(masked[a:b] for a, b, _ in said).split())
+        contexts.append(context or None)
+    claims: list[NativeClaim] = []
+    for i, unit in enumerate(units):
+        words = " ".join(masked[unit.start : unit.end].split())
+        if not any(ch.isalnum() for ch in _MARKDOWN_LINK.sub("", words)):
+            continue  # links alone (a list of sources) or punctuation: not a statement
+        if unit.kind == "structure":
+            words = words.strip(_EDGE_MARKUP)
+            if _FACT.search(words) is not None:  # a fact in a heading is checked all the same
+                below = [c for j in shape.scope(i) for c in cited[j]]
+                claims.append(NativeClaim(words, _unique(below)))
+        elif cited[i] or states_something(words):
+            claims.append(NativeClaim(words, cited[i], contexts[i]))
     return claims
+
+
+def _link_regions(shape: Layout, links: list[Placed]) -> list[Placed]:
+    """What each link citation was given for: from the start of the block it closes (or the
+    end of the link before it in that block) to the link."""
+    regions: list[Placed] = []
+    previous_end = -1
+    for a, b, cites in sorted(links, key=lambda x: x[0]):
+        block = shape.block_at(a)
+        if block is not None:
+            start = shape.blocks[block][0]
+            if start < previous_end <= a:
+                start = previous_end  # the link before it in the same block ends its claims
+            regions.append((start, a, cites))
+        previous_end = b
+    return regions
+
+
+def _unique(cites: list[NativeCitation]) -> list[NativeCitation]:
+    out: list[NativeCitation] = []
+    for c in cites:
+        if c not in out:
+            out.append(c)
+    return out
 
 
 def _in_answer(text: str, start: int, end: int, where: str) -> None:
@@ -252,36 +314,46 @@ def _anthropic(ws: WorkingSet, data: Any) -> NativeAnswer:
 
 
 def anthropic_claims(ws: WorkingSet, blocks: list[tuple[str, list[Any], str]]) -> NativeAnswer:
-    """Text blocks (text, citations, where) as claims: a block with citations is one claim;
-    consecutive uncited blocks are joined, and kept as a claim with none when they state
-    something (``states_something``)."""
-    claims: list[NativeClaim] = []
-    uncited: list[str] = []
-
-    def flush() -> None:
-        text = "".join(uncited).strip()
-        uncited.clear()
-        if states_something(text):
-            claims.append(NativeClaim(text, []))
-
+    """Text blocks (text, citations, where) as claims: the blocks' text is the answer, cut into
+    its sentences (``answer_claims``); a cited block's citations are placed on the sentences
+    it covers. A cited block is often a piece of a sentence ("the grass is green" inside
+    "According to the document, the grass is green and the sky is blue."): the claim is the
+    sentence, the piece its ``answer_span``."""
+    placed: list[Placed] = []
+    texts: list[str] = []
+    offset = 0
     for text, citations, where in blocks:
-        if not citations:
-            uncited.append(text)
-            continue
-        flush()
-        cites = [
-            _anthropic_citation(ws, c, f"{where}.citations[{j}]") for j, c in enumerate(citations)
-        ]
-        claims.append(NativeClaim(text.strip(), cites))
-    flush()
-    return NativeAnswer("".join(text for text, _, _ in blocks), claims)
+        if texts and texts[-1].rstrip(_CLOSERS)[-1:] in _STOPS and text[:1].strip():
+            texts.append(" ")  # a block ends a sentence, the next starts one: keep them apart
+            offset += 1
+        if citations:
+            lead = len(text) - len(text.lstrip())
+            start, end = offset + lead, offset + len(text.rstrip())
+            cites = [
+                _anthropic_citation(ws, c, f"{where}.citations[{j}]", (start, end))
+                for j, c in enumerate(citations)
+            ]
+            placed.append((start, max(start, end), cites))
+        texts.append(text)
+        offset += len(text)
+    whole = "".join(texts)
+    return NativeAnswer(whole, answer_claims(whole, placed))
 
 
-def _anthropic_citation(ws: WorkingSet, item: Any, where: str) -> NativeCitation:
+_STOPS = (".", "!", "?")
+_CLOSERS = "\"')]\u2019\u201d"
+
+
+def _anthropic_citation(
+    ws: WorkingSet, item: Any, where: str, piece: tuple[int, int]
+) -> NativeCitation:
     item = _obj(item, where)
     kind = item.get("type")
     quote = _str(item.get("cited_text"), f"{where}.cited_text")
-    native: dict[str, Any] = {"type": kind if isinstance(kind, str) else None}
+    native: dict[str, Any] = {
+        "type": kind if isinstance(kind, str) else None,
+        "answer_span": list(piece),
+    }
     index = item.get("document_index")
     if kind not in _ANTHROPIC_DOCUMENT:  # a search result, a web page: not a source sent
         label = kind if isinstance(kind, str) else "citation"
@@ -369,6 +441,7 @@ def _openai(ws: WorkingSet, data: Any) -> NativeAnswer:
     output = _list(data.get("output"), 'the response\'s "output"')
     texts: list[str] = []
     placed: list[Placed] = []
+    links: list[Placed] = []
     offset = 0
     for i, item in enumerate(output):
         item = _obj(item, f"output[{i}]")
@@ -381,14 +454,11 @@ def _openai(ws: WorkingSet, data: Any) -> NativeAnswer:
                 continue  # a refusal part is no answer
             text = _str(part.get("text"), f"{where}.text")
             for k, note in enumerate(_list(part.get("annotations"), f"{where}.annotations", True)):
-                got = _openai_annotation(ws, note, text, f"{where}.annotations[{k}]")
-                if got is not None:
-                    a, b, cites = got
-                    placed.append((offset + a, offset + b, cites))
+                _place(ws, note, text, f"{where}.annotations[{k}]", offset, placed, links)
             texts.append(text)
             offset += len(text) + 1
     whole = "\n".join(texts)
-    return NativeAnswer(whole, _claims_by_sentence(whole, placed))
+    return NativeAnswer(whole, answer_claims(whole, placed, links))
 
 
 def _openai_chat(ws: WorkingSet, data: dict[str, Any]) -> NativeAnswer:
@@ -399,17 +469,43 @@ def _openai_chat(ws: WorkingSet, data: dict[str, Any]) -> NativeAnswer:
     content = message.get("content")
     text = "" if content is None else _str(content, "choices[0].message.content")
     placed: list[Placed] = []
+    links: list[Placed] = []
     notes = _list(message.get("annotations"), "choices[0].message.annotations", True)
     for k, note in enumerate(notes):
         where = f"choices[0].message.annotations[{k}]"
         note = _obj(note, where)
         if note.get("type") == "url_citation" and isinstance(note.get("url_citation"), dict):
             note = {"type": "url_citation", **note["url_citation"]}
-        got = _openai_annotation(ws, note, text, where)
-        if got is not None:
-            a, b, cites = got
-            placed.append((a, b, cites))
-    return NativeAnswer(text, _claims_by_sentence(text, placed))
+        _place(ws, note, text, where, 0, placed, links)
+    return NativeAnswer(text, answer_claims(text, placed, links))
+
+
+def _place(
+    ws: WorkingSet,
+    note: Any,
+    text: str,
+    where: str,
+    offset: int,
+    placed: list[Placed],
+    links: list[Placed],
+) -> None:
+    """One annotation of an answer part starting at ``offset``, added to ``links`` when its
+    span is an inline link closing what it supports (``_is_link``), else to ``placed``."""
+    got = _openai_annotation(ws, note, text, where)
+    if got is None:
+        return
+    a, b, cites = got
+    into = links if a < b and _is_link(text[a:b]) else placed
+    into.append((offset + a, offset + b, cites))
+
+
+# An inline link as OpenAI's web search writes it after what it supports: " ([ft.com](url))",
+# "[Title](url)"
+_LINK = re.compile(r"\s*\(?\s*\[[^\[\]\n]*\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*\)\s*\)?[\s.,;]*")
+
+
+def _is_link(span: str) -> bool:
+    return _LINK.fullmatch(span) is not None
 
 
 def _openai_annotation(
@@ -491,7 +587,7 @@ def _cohere(ws: WorkingSet, data: Any) -> NativeAnswer:
         native: dict[str, Any] = {"type": "cohere", "answer_span": [start, end]}
         cites = [c for i in ids for c in _resolved(ws, _cohere_source(ws, i), i, dict(native))]
         placed.append((start, end, cites))
-    return NativeAnswer(text, _claims_by_sentence(text, placed))
+    return NativeAnswer(text, answer_claims(text, placed))
 
 
 def _cohere_ids(item: dict[str, Any], where: str) -> list[str]:
@@ -580,7 +676,7 @@ def _gemini(ws: WorkingSet, data: Any) -> NativeAnswer:
             where = f"{meta}.groundingSupports[{k}]"
             start, end, cites = _gemini_support(ws, support, parts, starts, chunks_meta, where)
             placed.append((start, end, cites))
-    return NativeAnswer(text, _claims_by_sentence(text, placed))
+    return NativeAnswer(text, answer_claims(text, placed))
 
 
 def _gemini_support(
@@ -682,8 +778,24 @@ def _resolved(
 
 
 def _by_url(ws: WorkingSet, url: str) -> list[Source]:
-    base = url.split("#", 1)[0].rstrip("/")
-    return [s for s in ws if s.url and s.url.split("#", 1)[0].rstrip("/") == base]
+    """The sources sent with the page ``url`` names (``same_page``)."""
+    page = same_page(url)
+    return [s for s in ws if s.url and same_page(s.url) == page]
+
+
+def same_page(url: str) -> str:
+    """``url`` reduced to the page it names: the scheme, the host's case, a trailing slash, a
+    ``#fragment`` and tracking parameters (``utm_*``: OpenAI adds ``utm_source=openai``) left
+    out. Nothing looser: another path, or another value of another parameter, is another
+    page."""
+    parts = urlsplit(url.strip())
+    query = "&".join(p for p in parts.query.split("&") if p and not p.lower().startswith("utm_"))
+    host = parts.netloc.lower()
+    path = parts.path.rstrip("/")
+    if not parts.scheme and not parts.netloc:  # no scheme: "example.com/page" as written
+        host, _, rest = path.partition("/")
+        host, path = host.lower(), ("/" + rest).rstrip("/") if rest else ""
+    return f"{host}{path}?{query}" if query else f"{host}{path}"
 
 
 def _by_file(ws: WorkingSet, file_id: Any, filename: Any) -> list[Source]:

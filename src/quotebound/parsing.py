@@ -59,6 +59,9 @@ class ParsedClaim:
     citations: list[ParsedCitation] = field(default_factory=list)
     # inline format: a sentence with no marker at all (it may still need none)
     unmarked: bool = False
+    # what the relevance rule reads the claim with, when its citations were given for more
+    # than the claim (a link closing a paragraph cites the paragraph): None, the claim alone
+    context: str | None = None
 
 
 @dataclass(slots=True)
@@ -541,6 +544,7 @@ def parse_native(
                 ParsedCitation(c.ref, c.source_id, c.quote, c.quote is not None, c.native)
                 for c in claim.citations
             ],
+            context=claim.context,
         )
         for claim in answer.claims
     ]

@@ -704,8 +704,9 @@ def _judged(
     policy: Policy | None = None,
 ) -> Verdict:
     """A model's output verified against ``ws``: the code checks, then re-anchoring and the
-    support tier as ``opts`` asks."""
-    policy = policy or opts.policy
+    support tier as ``opts`` asks. The writing rules are enforced (``Policy.strict``): what
+    ``ask`` serves is whole sentences, and the repair turn names a fragment to its model."""
+    policy = replace(policy or opts.policy, strict=True)
     try:
         verdict = verify(ws, text, fmt, policy, opts.work)
     except (WorkLimitError, TimeLimitError) as exc:  # more than the budget: it cannot be served

@@ -35,7 +35,7 @@ from .support import Missing, claim_gap, states_number_or_date
 from .text.markup import original_span
 from .text.normalize import NORMALIZATION_VERSION, NormalizedText, normalize, scrub
 from .text.quoteparts import QuoteParts, adds_polarity, locate_parts, split_quote
-from .text.sentences import reads_as_heading
+from .text.sentences import reads_as_heading, sentence_spans
 from .text.tokens import Evidence
 from .text.words import (
     STOPWORDS,
@@ -51,8 +51,8 @@ from .text.words import (
 # 2: unrelated_evidence (a citation must bear on its claim); 3: claim_fragment; 4: citations the
 # code placed (``reanchor``, ``Citation.anchored``, tier "anchor"); 5: quotes in parts
 # (``Citation.spans``: elisions and editorial brackets) and providers' own citations
-# (``Citation.native``)
-VERDICT_VERSION = 5
+# (``Citation.native``); 6: writing notes on a claim (``Claim.notes``, ``Policy.strict``)
+VERDICT_VERSION = 6
 DEFAULT_MIN_QUOTE_WORDS = 4
 DEFAULT_MAX_QUOTE_WORDS = 40
 _T = TypeVar("_T")
@@ -76,17 +76,22 @@ class Policy:
     # A citation must share a content word, number or identifier with its own claim
     # (``unrelated_evidence`` otherwise): off only to study answers without the rule.
     relevance: bool = True
-    # A claim must be a statement that says what it is about (``claim_fragment`` otherwise:
-    # "16 weeks", a question, "This will help ..." with no kept claim before it, the template's
-    # placeholder): off only to study answers without it.
+    # The writing rules: a claim should be a statement that says what it is about ("16
+    # weeks", a question, "This will help ..." with nothing before it, a piece of a sentence,
+    # the template's placeholder are not): off only to study answers without them.
     sentences: bool = True
+    # What a writing fault does. False (``verify``'s default): a note on the claim
+    # (``Claim.notes``), which is kept or dropped on what it cites alone. True: the claim is
+    # dropped as ``claim_fragment``, as ``ask`` does with its own model's answers (the repair
+    # turn names it).
+    strict: bool = False
 
     def __post_init__(self) -> None:
         for name in ("min_quote_words", "max_quote_words"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise PolicyError(f"{name} must be an integer, got {value!r}")
-        for flag in ("relevance", "sentences"):
+        for flag in ("relevance", "sentences", "strict"):
             if not isinstance(getattr(self, flag), bool):
                 raise PolicyError(f"{flag} must be true or false, got {getattr(self, flag)!r}")
         if not isinstance(self.user_is_evidence, bool):
@@ -117,6 +122,7 @@ class Policy:
         max_quote_words: int | None = None,
         allow_user_evidence: bool = False,
         sentinels: Iterable[str] = (),
+        strict: bool = False,
     ) -> Policy:
         """The default policy with what a caller set (None: the default), ``sentinels`` added
         to the default ones: what the CLI's options and the HTTP ``policy`` object mean, read
@@ -125,6 +131,7 @@ class Policy:
             min_quote_words=DEFAULT_MIN_QUOTE_WORDS if min_quote_words is None else min_quote_words,
             max_quote_words=DEFAULT_MAX_QUOTE_WORDS if max_quote_words is None else max_quote_words,
             user_is_evidence=allow_user_evidence,
+            strict=strict,
         )
         for sentinel in sentinels:
             policy = policy.with_sentinel(sentinel)
@@ -225,6 +232,9 @@ class Claim:
     kept: bool
     reason: str | None = None
     message: str | None = None
+    # Writing faults that did not decide keep or drop (``Policy.strict`` off): each a sentence
+    # such as "a piece of a sentence (it starts mid-sentence)". Empty when there is none.
+    notes: tuple[str, ...] = ()
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "claim") -> Claim:
@@ -237,6 +247,7 @@ class Claim:
             _field(d, "kept", bool, where),
             _optional(d, "reason", str, where),
             _optional(d, "message", str, where),
+            _strings(d, "notes", (), where),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -245,6 +256,7 @@ class Claim:
             "kept": self.kept,
             "reason": self.reason,
             "message": self.message,
+            "notes": list(self.notes),
             "citations": [c.to_dict() for c in self.citations],
         }
 
@@ -433,7 +445,7 @@ def _verdict(
             checked.append(_check_claim(ws, n, c, policy))
         claims = tuple(checked)
     if policy.sentences:
-        claims = lean_on_kept(claims)
+        claims = lean_on_kept(claims, policy.strict)
     status = verdict_status(claims)
     return Verdict(status, claims=claims, answerable=True, **common)  # type: ignore[arg-type]
 
@@ -448,7 +460,10 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
     evidence: list[Evidence] = []
     passing: list[int] = []  # the citations that passed steps 1-3, with evidence
     for cit in claim.citations:
-        result, found = _check_citation(ws, n, cit, policy)
+        if cit.native is not None and cit.quote:
+            result, found = _check_extracted(ws, n, cit, policy)
+        else:
+            result, found = _check_citation(ws, n, cit, policy)
         if cit.native is not None:
             result = _with_native(ws, result, cit.native)
         if found is not None:
@@ -456,7 +471,8 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
             evidence.append(found)
         results.append(result)
     if evidence:
-        normalized = normalize(claim.text)
+        mark = LIST_MARK.match(claim.text)  # "4. Know what ...": the list's number is no fact
+        normalized = normalize(claim.text[mark.end() :] if mark else claim.text)
         gap = claim_gap(normalized, evidence, ignore=ws.id_tokens)
         if gap is not None:
             message = _support_message(n, gap, [results[i] for i in passing])
@@ -465,12 +481,15 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
                     results[i], valid=False, reason=_SUPPORT_REASON[gap.kind], message=message
                 )
         elif policy.relevance:
-            _relevant(n, normalized, results, passing, evidence)
+            read = normalized if claim.context is None else normalize(claim.context)
+            _relevant(n, read, results, passing, evidence)
     settled = settled_claim(n, claim.text, tuple(results))
     if policy.sentences:  # a claim-level fault: its reason whatever its citations' are
         why = fragment(claim.text)
         if why is not None and why != _LEANS_BACK:  # (leaning: ``lean_on_kept`` decides)
-            return _refused(n, claim.text, settled, why)
+            if policy.strict:
+                return _refused(n, claim.text, settled, why)
+            return replace(settled, notes=(*settled.notes, why))
     return settled
 
 
@@ -482,14 +501,24 @@ def _refused(n: int, text: str, claim: Claim, why: str) -> Claim:
     return replace(claim, kept=False, reason="claim_fragment", message=message)
 
 
-def lean_on_kept(claims: tuple[Claim, ...]) -> tuple[Claim, ...]:
+def lean_on_kept(claims: tuple[Claim, ...], strict: bool = True) -> tuple[Claim, ...]:
     """``claims`` with each kept one that leans on the sentence before it (``fragment``: it
     opens with "This", "That", "These" or "Those") dropped as ``claim_fragment`` unless a claim
     kept before it in the answer says what it stands for ("Northwind Standard covers in-network
     providers only." then "These providers have agreed to ..."); a leaning claim whose citations
     failed too is told so as well (``claim_fragment``: the repair names it). ``verify`` settles
     the claims with it, and the entailment tier again after it drops some (re-anchoring needs
-    no second pass: it keeps only claims that are not fragments)."""
+    no second pass: it keeps only claims that are not fragments).
+
+    Not ``strict`` (``Policy.strict`` off): a leaning claim is read with the sentence before
+    it in the answer, whatever became of that one, and only the answer's first claim, which has
+    none, gets a note."""
+    if not strict:
+        if claims and claims[0].reason != "claim_fragment" and _leans_back(claims[0].text.strip()):
+            first = claims[0]
+            if _LEANS_BACK not in first.notes:
+                return (replace(first, notes=(*first.notes, _LEANS_BACK)), *claims[1:])
+        return claims
     out: list[Claim] = []
     after_kept = False  # a claim before this one is kept
     for n, claim in enumerate(claims, 1):
@@ -890,6 +919,47 @@ def _check_quote(
             f"claim {n}: quote is not in the cited {sid} but in {holder}",
         )
     return _failed(cit, "quote_not_found", f"claim {n}: quote not found in {sid}")
+
+
+def _check_extracted(ws: WorkingSet, n: int, cit: ParsedCitation, policy: Policy) -> _Checked:
+    """A quote the provider extracted (Anthropic's ``cited_text``): the quote bounds stop a
+    model from quoting a page or a scrap, and whole sentences of the document, chosen by the
+    API, are neither; so a quote that stands in the cited source as whole sentences of it
+    (``_whole_sentences``) passes whatever its length. Anything else (a forged one-word
+    ``cited_text``, a piece of a sentence) is held to the bounds as any quote is. Every other
+    check applies."""
+    free = replace(policy, min_quote_words=1, max_quote_words=_NO_CAP)
+    result, found = _check_citation(ws, n, cit, free)
+    if not result.valid or result.source is None or result.span is None:
+        return _check_citation(ws, n, cit, policy)
+    if _whole_sentences(ws, result.source, result.parts):
+        return result, found
+    return _check_citation(ws, n, cit, policy)
+
+
+_NO_CAP = 1 << 30
+_OPENING_EDGE = "\"'\u201c\u2018([*_"
+_CLOSING_EDGE = "\"'\u201d\u2019)]*_.!?"
+
+
+def _whole_sentences(ws: WorkingSet, sid: str, parts: tuple[tuple[int, int], ...]) -> bool:
+    """Whether each span of ``parts`` starts where a sentence of the source starts and ends
+    where one ends (opening and closing marks, and the stop, at the edges aside)."""
+    src = ws.get(sid)
+    if src is None or not parts:
+        return False
+    text = src.text
+    spans = sentence_spans(text)
+    starts = {a for a, _ in spans}
+    ends = {b for _, b in spans}
+    for a, b in parts:
+        while a not in starts and a > 0 and text[a - 1] in _OPENING_EDGE:
+            a -= 1
+        while b not in ends and b < len(text) and text[b] in _CLOSING_EDGE:
+            b += 1
+        if a not in starts or b not in ends:
+            return False
+    return True
 
 
 def _with_native(ws: WorkingSet, result: Citation, said: dict[str, Any]) -> Citation:

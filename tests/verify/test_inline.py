@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from quotebound import Policy
+
 from .verifykit import check, only_citation, reasons
 
 # -- markers and sentences ---------------------------------------------------------------------
@@ -121,10 +123,10 @@ def test_initialisms_do_not_split_sentences(output: str) -> None:
 
 
 def test_initialism_at_a_real_sentence_end_still_splits() -> None:
-    verdict = check("Leave is 12 weeks in the U.S. Germany pays 14 weeks [2].")
+    verdict = check("Leave is 12 weeks in the U.S. The German plan pays 14 weeks [2].")
     assert [(c.text, c.reason) for c in verdict.claims] == [
         ("Leave is 12 weeks in the U.S.", "unmarked_claim"),
-        ("Germany pays 14 weeks.", None),
+        ("The German plan pays 14 weeks.", None),
     ]
     assert verdict.status == "partial"
 
@@ -139,14 +141,18 @@ def test_list_items_and_headings() -> None:
     assert verdict.status == "grounded"
 
 
-def test_a_list_item_that_is_a_fragment_is_dropped() -> None:
-    verdict = check("- Employees get 16 weeks [1]\n- Germany 14 [2]")
+def test_a_list_item_that_is_a_fragment_is_dropped_when_strict_and_noted_otherwise() -> None:
+    raw = "- Employees get 16 weeks [1]\n- Germany 14 [2]"
+    verdict = check(raw, policy=Policy(strict=True))
     assert [(c.text, c.kept, c.reason) for c in verdict.claims] == [
         ("Employees get 16 weeks", True, None),
         ("Germany 14", False, "claim_fragment"),
     ]
     assert verdict.claims[1].citations[0].valid  # the citation itself passed its checks
     assert "complete sentence" in verdict.failures[0]
+    noted = check(raw)
+    assert [(c.kept, c.notes) for c in noted.claims] == [(True, ()), (True, ("a fragment",))]
+    assert noted.status == "grounded" and noted.failures == []
 
 
 def test_wrapped_lines_are_one_sentence() -> None:

@@ -68,11 +68,14 @@ def test_numbers_only_claims() -> None:
     assert reasons(verdict) == [["number_not_in_source"]]
     # a claim with no content word at all is not judged by the rule
     assert check(answer(claim("It is so.", cit("S1", LEAVE))), policy=alone).status == "grounded"
-    # by default, a claim that is a fragment is dropped whatever its citation
+    # strict (as ask verifies), a claim that is a fragment is dropped whatever its citation;
+    # by default it is kept on its citation, with a note
     for text in ("16 weeks.", "It is so."):
-        verdict = check(answer(claim(text, cit("S1", LEAVE))))
+        verdict = check(answer(claim(text, cit("S1", LEAVE))), policy=Policy(strict=True))
         assert [c.reason for c in verdict.claims] == ["claim_fragment"], text
         assert verdict.claims[0].citations[0].valid
+        noted = check(answer(claim(text, cit("S1", LEAVE)))).claims[0]
+        assert noted.kept and noted.notes and "fragment" in noted.notes[0], text
 
 
 @pytest.mark.parametrize(

@@ -102,6 +102,8 @@ def _report(verdict: Verdict) -> str:
         lines.append(f"  {n}. [{mark}] {claim.text}")
         if claim.reason:
             lines.append(f"       {claim.reason}: {claim.message}")
+        for note in claim.notes:
+            lines.append(f"       note (writing, not grounding): {note}")
         for c in claim.citations:
             where = "".join(f" at [{a}:{b})" for a, b in c.parts[:1]) + "".join(
                 f", [{a}:{b})" for a, b in c.parts[1:]
@@ -232,6 +234,11 @@ def make_entailment(
 @click.option("--max-quote-words", type=int, help="More words is quote_too_long (default 40).")
 @click.option("--allow-user-evidence", is_flag=True, help="Accept citations of kind=user sources.")
 @click.option("--sentinel", "sentinels", multiple=True, help="An extra exact abstention string.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Drop a claim for a writing fault (claim_fragment); without it, a note on the claim.",
+)
 @_entailment_options(None)
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
 def verify_cmd(
@@ -242,6 +249,7 @@ def verify_cmd(
     max_quote_words: int | None,
     allow_user_evidence: bool,
     sentinels: tuple[str, ...],
+    strict: bool,
     entailment: str,
     entailment_model: Path | None,
     as_json: bool,
@@ -251,13 +259,17 @@ def verify_cmd(
     Exit 0 when every claim is kept or the answer abstained, 1 when anything was dropped,
     ungrounded or unparseable, 2 for usage or input errors.
     """
-    policy = Policy.from_options(min_quote_words, max_quote_words, allow_user_evidence, sentinels)
+    policy = Policy.from_options(
+        min_quote_words, max_quote_words, allow_user_evidence, sentinels, strict
+    )
     ws = load_working_set(sources)
     verdict = verify(ws, _read_text(answer, "ANSWER"), fmt, policy)
     backend = make_entailment(entailment, entailment_model)
     if backend is not None:
         try:
-            verdict = check_entailment(verdict, ws, backend, sentences=policy.sentences)
+            verdict = check_entailment(
+                verdict, ws, backend, sentences=policy.sentences and policy.strict
+            )
         finally:
             backend.close()
     _emit(as_json, verdict.to_dict(), _report(verdict))

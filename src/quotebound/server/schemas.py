@@ -39,12 +39,18 @@ class PolicyIn(_Body):
     max_quote_words: int | None = Field(default=None, ge=1, le=1000, description="default 40")
     allow_user_evidence: bool = False
     sentinels: list[str] = Field(default_factory=list, max_length=20)
+    strict: bool = Field(
+        default=False,
+        description="Writing faults (claim_fragment) drop a claim; off, they are its notes",
+    )
 
 
 class VerifyIn(_Body):
     sources: list[SourceIn] = Field(description="The working set that was sent")
     output: str = Field(description="The model's raw output")
-    format: Literal["auto", "json", "inline", "evidence", "cites"] = "auto"
+    format: Literal[
+        "auto", "json", "inline", "evidence", "cites", "anthropic", "openai", "cohere", "gemini"
+    ] = "auto"
     policy: PolicyIn | None = None
 
 

@@ -4,7 +4,8 @@ enum and the extractive provider, so all four agree on where a sentence ends.
 A sentence ends at ``.``, ``!`` or ``?`` (and any closing quotes or brackets) followed by
 whitespace and a character that is not a lowercase letter; a blank line always ends one. A
 period does not end a sentence after a known abbreviation (``e.g.``, ``Dr.``), a dotted
-acronym (``U.S.``) unless a capital follows it, a single capital initial, or
+acronym (``U.S.``) unless a word that opens sentences follows it (``SENTENCE_OPENERS``:
+"the U.S. Navy" goes on, "to the U.S. The plan" ends), a single capital initial, or
 ``No.``/``p.``/``Fig.`` before a number; a decimal such as ``2.5`` has no whitespace after
 its period, so it never ends one.
 
@@ -130,7 +131,7 @@ def is_sentence_end(text: str, gap_start: int, gap_end: int, end: int) -> bool:
         return False
     if text[mark - 1] != ".":
         return True
-    return not _is_abbreviation(_word_before(text, mark - 1), following)
+    return not _is_abbreviation(_word_before(text, mark - 1), text, gap_end, end)
 
 
 def _word_before(text: str, dot: int) -> str:
@@ -140,15 +141,40 @@ def _word_before(text: str, dot: int) -> str:
     return text[start:dot].lstrip(_OPENERS)
 
 
-def _is_abbreviation(word: str, following: str) -> bool:
+def _is_abbreviation(word: str, text: str, at: int, end: int) -> bool:
+    """Whether the period after ``word`` belongs to it, with ``text[at:end]`` what follows."""
+    following = text[at] if at < end else ""
     lower = word.lower()
     if lower in ABBREVIATIONS:
         return True
-    if _DOTTED.fullmatch(word):  # "U.S. policy" goes on; "in the U.S. Germany pays" ends
-        return not following.isupper()
+    if _DOTTED.fullmatch(word):  # "U.S. Navy" goes on; "in the U.S. The plan" ends
+        return not _opens_sentence(text, at, end)
     if len(word) == 1 and word.isupper():  # an initial: "J. Smith"
         return True
     return lower in NUMBER_ABBREVIATIONS and following.isdigit()
+
+
+# Capitalised, these open a sentence far more often than they go on a name: after a dotted
+# acronym ("... moved to the U.S. The plan ...") they end the sentence before; a name or a noun
+# ("the U.S. Navy", "$500 Billion U.S. Investment Plan") does not.
+SENTENCE_OPENERS = frozenset(
+    "the a an this that these those it its he she they we i you there here in on at for of by "
+    "but and or so if when while after before as since although though however yet also then "
+    "his her their our my your some many most all each every no not both one".split()
+)
+
+
+def _opens_sentence(text: str, at: int, end: int) -> bool:
+    """Whether the word at ``text[at:]`` (read at most ``_LOOK_BACK`` characters) is a
+    capitalised word that opens a sentence (``SENTENCE_OPENERS``), or there is no word."""
+    stop = at
+    limit = min(end, at + _LOOK_BACK)
+    while stop < limit and (text[stop].isalpha() or text[stop] == "'"):
+        stop += 1
+    word = text[at:stop]
+    if not word:
+        return at >= end or not text[at].isalnum()
+    return word[0].isupper() and word.lower() in SENTENCE_OPENERS
 
 
 def trimmed(text: str, start: int, end: int) -> list[tuple[int, int]]:
