@@ -192,6 +192,41 @@ def test_verify_applies_the_policy_given(env: Env) -> None:
     body["policy"] = {"sentinels": ["NO IDEA"]}
     body["output"] = "NO IDEA"
     assert env.call("POST", "/v1/verify", env.alice, json=body).json()["status"] == "abstained"
+    # a writing fault is a note on the claim, unless strict
+    quote = "16 weeks of paid parental leave"
+    fragment = {
+        "text": "for 16 weeks of paid parental leave.",
+        "citations": [{"source": "S1", "quote": quote}],
+    }
+    body = {
+        "sources": [{"id": "S1", "text": LEAVE}],
+        "output": json.dumps({"answerable": True, "claims": [fragment]}),
+    }
+    claim = env.call("POST", "/v1/verify", env.alice, json=body).json()["claims"][0]
+    assert claim["kept"] and claim["notes"] == ["a piece of a sentence (it starts mid-sentence)"]
+    body["policy"] = {"strict": True}
+    claim = env.call("POST", "/v1/verify", env.alice, json=body).json()["claims"][0]
+    assert not claim["kept"] and claim["reason"] == "claim_fragment"
+
+
+def test_verify_reads_a_vendors_response(env: Env) -> None:
+    text = "Employees get 16 weeks of paid parental leave."
+    note = {
+        "type": "url_citation",
+        "start_index": 0,
+        "end_index": len(text),
+        "url": "https://hr.example/leave?utm_source=openai",
+        "title": "Leave",
+    }
+    part = {"type": "output_text", "text": text, "annotations": [note]}
+    response = {"object": "response", "output": [{"type": "message", "content": [part]}]}
+    body = {
+        "sources": [{"id": "S1", "text": LEAVE, "url": "https://hr.example/leave"}],
+        "output": json.dumps(response),
+        "format": "openai",
+    }
+    verdict = env.call("POST", "/v1/verify", env.alice, json=body).json()
+    assert verdict["format"] == "openai" and verdict["status"] == "grounded"
 
 
 @pytest.mark.parametrize(
