@@ -62,6 +62,9 @@ class ParsedClaim:
     # what the relevance rule reads the claim with, when its citations were given for more
     # than the claim (a link closing a paragraph cites the paragraph): None, the claim alone
     context: str | None = None
+    # a list answer ("2006 [1], 1977 [2], 2004 [3]."): each item's text and the indexes of its
+    # own citations in ``citations``; each item is checked against those alone
+    items: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
 
 @dataclass(slots=True)
@@ -379,9 +382,13 @@ def _strip_markers(ws: WorkingSet, sentence: str) -> tuple[str, list[str]]:
     return " ".join(text.split()), list(dict.fromkeys(refs))
 
 
-def _prose_claims(ws: WorkingSet, text: str) -> list[tuple[str, list[str]]]:
-    """Sentences of prose with the refs their markers name; markers alone join the previous."""
-    claims: list[tuple[str, list[str]]] = []
+_Prose = tuple[str, list[str], list[tuple[str, list[str]]]]  # text, refs, list items
+
+
+def _prose_claims(ws: WorkingSet, text: str) -> list[_Prose]:
+    """Sentences of prose with the refs their markers name, and a list answer's items
+    (``_list_items``); markers alone join the previous sentence."""
+    claims: list[_Prose] = []
     for sentence in _split_sentences(ws, text):
         body, refs = _strip_markers(ws, sentence)
         if not any(c.isalnum() for c in body):
@@ -390,15 +397,45 @@ def _prose_claims(ws: WorkingSet, text: str) -> list[tuple[str, list[str]]]:
             continue
         if body.endswith(":") and not refs:
             continue  # a lead-in such as "Here is what the policy says:"
-        claims.append((body, refs))
+        claims.append((body, refs, _list_items(ws, sentence)))
     return claims
+
+
+LIST_ITEM_WORDS = 6  # a list answer's items are short: "2006", "the Minié ball"
+_ITEM_JOIN = re.compile(r"\s*(?:,?\s+(?:and|or)\b|[,;])\s*|\s*[.!?]?\s*$")
+
+
+def _list_items(ws: WorkingSet, sentence: str) -> list[tuple[str, list[str]]]:
+    """A list answer's items, each with its own markers' refs ("2006 [1], 1977 [2], 2004 [3].",
+    ALCE's style), or none: at least two marker groups, each item before one at most
+    ``LIST_ITEM_WORDS`` words, and after each group only a comma, a semicolon, "and", "or"
+    or the sentence's end."""
+    items: list[tuple[str, list[str]]] = []
+    position = 0
+    for m in _BRACKET.finditer(sentence):
+        refs = _marker_refs(ws, m.group(1))
+        if refs is None:
+            continue
+        text = sentence[position : m.start()].strip()
+        joined = _ITEM_JOIN.match(sentence, m.end())
+        if joined is None or not text or len(text.split()) > LIST_ITEM_WORDS:
+            return []
+        if not any(ch.isalnum() for ch in text) and items:  # "[1][2]": both cite the item
+            items[-1][1].extend(r for r in refs if r not in items[-1][1])
+        else:
+            items.append((text, list(refs)))
+        position = joined.end()
+    if sentence[position:].strip() or len(items) < 2:
+        return []
+    return items
 
 
 def parse_inline(ws: WorkingSet, raw: str) -> Parsed:
     out = Parsed("inline")
-    for body, refs in _prose_claims(ws, raw):
+    for body, refs, items in _prose_claims(ws, raw):
         cits = [_citation(ws, ref, None, False) for ref in refs]
-        out.claims.append(ParsedClaim(body, cits, unmarked=not refs))
+        listed = tuple((text, tuple(refs.index(r) for r in own)) for text, own in items)
+        out.claims.append(ParsedClaim(body, cits, unmarked=not refs, items=listed))
     return out
 
 
@@ -455,7 +492,7 @@ def parse_evidence(ws: WorkingSet, raw: str, sentinels: tuple[str, ...]) -> Pars
     if answer in sentinels:
         out.abstained = True
         return out
-    for body, refs in _prose_claims(ws, answer):
+    for body, refs, _ in _prose_claims(ws, answer):
         cited: list[ParsedCitation] = []
         for ref in refs:
             sid = resolve_ref(ws, ref)

@@ -470,20 +470,29 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
             passing.append(len(results))
             evidence.append(found)
         results.append(result)
-    if evidence:
+    if claim.items:  # a list answer: each item against its own citations
+        for text, own in claim.items:
+            mine = [k for k, i in enumerate(passing) if i in own]
+            _support(
+                ws,
+                n,
+                text,
+                results,
+                [passing[k] for k in mine],
+                [evidence[k] for k in mine],
+                policy,
+            )
+    elif evidence:
         mark = LIST_MARK.match(claim.text)  # "4. Know what ...": the list's number is no fact
-        normalized = normalize(claim.text[mark.end() :] if mark else claim.text)
-        gap = claim_gap(normalized, evidence, ignore=ws.id_tokens)
-        if gap is not None:
-            message = _support_message(n, gap, [results[i] for i in passing])
-            for i in passing:
-                results[i] = replace(
-                    results[i], valid=False, reason=_SUPPORT_REASON[gap.kind], message=message
-                )
-        elif policy.relevance:
-            read = normalized if claim.context is None else normalize(claim.context)
-            _relevant(n, read, results, passing, evidence)
+        text = claim.text[mark.end() :] if mark else claim.text
+        _support(ws, n, text, results, passing, evidence, policy, claim.context)
     settled = settled_claim(n, claim.text, tuple(results))
+    if settled.kept and claim.items:
+        for k, (text, own) in enumerate(claim.items, 1):
+            if not any(results[i].valid for i in own):
+                message = f"claim {n}: item {k} ({_shown(text)}) has no valid citation of its own"
+                settled = replace(settled, kept=False, reason="no_valid_citation", message=message)
+                break
     if policy.sentences:  # a claim-level fault: its reason whatever its citations' are
         why = fragment(claim.text)
         if why is not None and why != _LEANS_BACK:  # (leaning: ``lean_on_kept`` decides)
@@ -491,6 +500,34 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
                 return _refused(n, claim.text, settled, why)
             return replace(settled, notes=(*settled.notes, why))
     return settled
+
+
+def _support(
+    ws: WorkingSet,
+    n: int,
+    text: str,
+    results: list[Citation],
+    passing: list[int],
+    evidence: list[Evidence],
+    policy: Policy,
+    context: str | None = None,
+) -> None:
+    """The support checks of ``text`` against the ``evidence`` of the citations ``passing``
+    (indexes into ``results``, updated in place): its numbers, identifiers and quoted words
+    (``claim_gap``), then relevance (``_relevant``, reading ``context`` when given)."""
+    if not evidence:
+        return
+    normalized = normalize(text)
+    gap = claim_gap(normalized, evidence, ignore=ws.id_tokens)
+    if gap is not None:
+        message = _support_message(n, gap, [results[i] for i in passing])
+        for i in passing:
+            results[i] = replace(
+                results[i], valid=False, reason=_SUPPORT_REASON[gap.kind], message=message
+            )
+    elif policy.relevance:
+        read = normalized if context is None else normalize(context)
+        _relevant(n, read, results, passing, evidence)
 
 
 def _refused(n: int, text: str, claim: Claim, why: str) -> Claim:

@@ -1,0 +1,116 @@
+"""A writing habit is not a grounding failure: how a claim is written (lower case, a piece of a
+sentence, a one-line answer, a sentence leaning on the one before it) is a note on it, and
+what it cites decides keep or drop, unless the caller asks for strict."""
+
+from __future__ import annotations
+
+import pytest
+
+from quotebound import Policy, Source, WorkingSet
+
+from .verifykit import check
+
+OHIO = (
+    "The Ohio State Buckeyes football team is a college football team that represents the Ohio "
+    "State University. It competes in the Big Ten Conference."
+)
+KING = "George II was King of Great Britain and Ireland from 1727 until his death in 1760."
+WS = WorkingSet([Source("1", OHIO), Source("2", KING)])
+STRICT = Policy(strict=True)
+
+
+@pytest.mark.parametrize(
+    ("answer", "note"),
+    [
+        # a chat answer in lower case
+        (
+            "the ohio state buckeyes football team is a college football team. [1]",
+            "a piece of a sentence (it starts mid-sentence)",
+        ),
+        ("George II [2]", "a fragment"),  # a one-line answer to a question
+        ("These compete in the Big Ten Conference. [1]", "leans on the one before it"),
+    ],
+)
+def test_a_writing_fault_is_a_note_and_strict_drops_it(answer: str, note: str) -> None:
+    verdict = check(answer, WS, "inline")
+    [claim] = verdict.claims
+    assert claim.kept and verdict.status == "grounded"
+    assert len(claim.notes) == 1 and note in claim.notes[0]
+    assert verdict.failures == []  # nothing for a repair turn to mend
+    strict = check(answer, WS, "inline", STRICT)
+    assert [(c.kept, c.reason, c.notes) for c in strict.claims] == [
+        (False, "claim_fragment", ())
+    ]
+
+
+def test_a_writing_note_never_keeps_a_claim_its_citation_does_not_hold() -> None:
+    verdict = check("the ohio state buckeyes won 12 titles. [1]", WS, "inline")
+    [claim] = verdict.claims
+    assert not claim.kept and claim.citations[0].reason == "number_not_in_source"
+    assert claim.notes  # said as well, never instead
+
+
+def test_a_leaning_sentence_is_read_with_the_one_before_it_in_the_answer() -> None:
+    answer = (
+        "The Buckeyes represent the Ohio State University [1]. "
+        "These compete in the Big Ten Conference [1]."
+    )
+    verdict = check(answer, WS, "inline")
+    assert [(c.kept, c.notes) for c in verdict.claims] == [(True, ()), (True, ())]
+    # even when the one before it was dropped: the sentence is there to be read with
+    dropped_first = answer.replace("Ohio State University", "Ohio State University since 1890")
+    verdict = check(dropped_first, WS, "inline")
+    assert [(c.kept, c.notes) for c in verdict.claims] == [(False, ()), (True, ())]
+    # strict (ask): it leans on a claim that was dropped, so it says nothing alone
+    strict = check(dropped_first, WS, "inline", STRICT)
+    assert [(c.kept, c.reason) for c in strict.claims] == [
+        (False, "no_valid_citation"),
+        (False, "claim_fragment"),
+    ]
+
+
+# -- list answers: each item against its own citation ---------------------------------------------
+
+YEARS = WorkingSet(
+    [
+        Source("1", "The first film was released in 2006 in Europe."),
+        Source("2", "The second film was released in 1977 in Asia."),
+        Source("3", "The third film was released in 2004 in Africa."),
+    ]
+)
+
+
+def test_a_list_answer_is_checked_item_by_item() -> None:
+    verdict = check("2006 [1], 1977 [2], 2004 [3].", YEARS, "inline")
+    [claim] = verdict.claims
+    assert claim.kept and [c.valid for c in claim.citations] == [True, True, True]
+    assert claim.notes  # a list of numbers is no sentence: a note, not a drop
+    # each item's number must be in its own source, not merely in one of the three
+    swapped = check("2006 [1], 2004 [2], 1977 [3].", YEARS, "inline")
+    [claim] = swapped.claims
+    assert not claim.kept and claim.reason == "no_valid_citation"
+    assert [c.reason for c in claim.citations] == [
+        None,
+        "number_not_in_source",
+        "number_not_in_source",
+    ]
+    assert "item 2" in (claim.message or "")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "The films came out in 2006 [1], 1977 [2] and 2004 [3].",
+        "The first came out in 2006 [1]; the second in 1977 [2].",
+    ],
+)
+def test_clauses_each_with_its_marker_are_items(answer: str) -> None:
+    assert check(answer, YEARS, "inline").status == "grounded"
+    wrong = answer.replace("[1]", "[2]", 1)
+    assert check(wrong, YEARS, "inline").status == "ungrounded"
+
+
+def test_a_sentence_with_its_markers_at_the_end_is_one_claim() -> None:
+    # no list: the markers cite the sentence together, as before
+    verdict = check("The films came out in 2006, 1977 and 2004 [1][2][3].", YEARS, "inline")
+    assert verdict.status == "grounded"
