@@ -1060,6 +1060,21 @@ def _locate_in_markup(ws: WorkingSet, sid: str, candidates: list[str]) -> tuple[
     return None
 
 
+# With a part below the word floor, an elided quote's parts must stand within this many
+# characters of the cited source, first part's start to last part's end: one passage, a few
+# sentences ("BRCA1 plays a critical role in DNA repair ... homologous recombination").
+ELISION_WINDOW = 400
+
+
+def _short_part_counts(pieces: tuple[str, ...], words: int) -> bool:
+    """Whether a part below the word floor still says something: two words or more, not all
+    function words, or one word that is a number or identifier (it holds a digit)."""
+    said = " ".join(trimmed(p) for p in pieces)
+    if words >= 2:
+        return any(w not in STOPWORDS for w in _WORD_TOKEN.findall(said))
+    return words == 1 and any(ch.isdigit() for ch in said)
+
+
 def _check_parts(
     ws: WorkingSet,
     n: int,
@@ -1074,16 +1089,36 @@ def _check_parts(
     order, not overlapping (``text.quoteparts``); what a bracket adds may not negate or
     quantify, and its identifiers and numbers must be in the cited source; it is not evidence
     (the claim's facts must be in the verbatim pieces). One span per part."""
+    total = 0
+    short = False  # a part below the floor: the parts must then stand close together
     for i, pieces in enumerate(q.parts):
         words = sum(count_words(trimmed(p)) for p in pieces)
-        if words < policy.min_quote_words:
-            which = f"part {i + 1} of the quote" if q.elided else "the quote outside its brackets"
+        total += words
+        if words >= policy.min_quote_words:
+            continue
+        if not q.elided:
             return _failed(
                 cit,
                 "quote_too_short",
-                f"claim {n}: {which} from {sid} has {words} words, fewer than "
-                f"{policy.min_quote_words}",
+                f"claim {n}: the quote outside its brackets from {sid} has {words} words, "
+                f"fewer than {policy.min_quote_words}",
             )
+        if not _short_part_counts(pieces, words):
+            return _failed(
+                cit,
+                "quote_too_short",
+                f"claim {n}: part {i + 1} of the quote from {sid} ({_shown(' '.join(pieces))}) "
+                "is too short to stand for anything: a short part needs two words that are not "
+                "all function words, or one number or identifier",
+            )
+        short = True
+    if total < policy.min_quote_words:
+        return _failed(
+            cit,
+            "quote_too_short",
+            f"claim {n}: quote from {sid} has {total} words in its parts, fewer than "
+            f"{policy.min_quote_words}",
+        )
     spans, missing = locate_parts(ws.normalized(sid), q)
     view = ws.markup_view(sid) if missing is not None else None
     if view is not None:  # the parts may stand in the source with its markup left out
@@ -1120,6 +1155,12 @@ def _check_parts(
             )
             return _failed(cit, _SUPPORT_REASON[gap.kind], message)
     cover = (spans[0][0], spans[-1][1])
+    if short and cover[1] - cover[0] > ELISION_WINDOW:
+        message = (
+            f"claim {n}: the quote's parts span {cover[1] - cover[0]} characters of {sid}; with "
+            f"a short part they must stand within {ELISION_WINDOW}: quote more of each part"
+        )
+        return _failed(cit, "quote_too_short", message)
     citation = Citation(
         cit.ref, sid, quote, True, None, cover, spans=tuple(spans) if len(spans) > 1 else None
     )

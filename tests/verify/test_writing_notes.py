@@ -38,9 +38,7 @@ def test_a_writing_fault_is_a_note_and_strict_drops_it(answer: str, note: str) -
     assert len(claim.notes) == 1 and note in claim.notes[0]
     assert verdict.failures == []  # nothing for a repair turn to mend
     strict = check(answer, WS, "inline", STRICT)
-    assert [(c.kept, c.reason, c.notes) for c in strict.claims] == [
-        (False, "claim_fragment", ())
-    ]
+    assert [(c.kept, c.reason, c.notes) for c in strict.claims] == [(False, "claim_fragment", ())]
 
 
 def test_a_writing_note_never_keeps_a_claim_its_citation_does_not_hold() -> None:
