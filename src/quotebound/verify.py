@@ -470,22 +470,24 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
             passing.append(len(results))
             evidence.append(found)
         results.append(result)
+    normalized: str | None = None  # the claim normalised once, for support and the writing
     if claim.items:  # a list answer: each item against its own citations
         for text, own in claim.items:
             mine = [k for k, i in enumerate(passing) if i in own]
             _support(
                 ws,
                 n,
-                text,
+                normalize(text),
                 results,
                 [passing[k] for k in mine],
                 [evidence[k] for k in mine],
                 policy,
             )
     elif evidence:
+        normalized = normalize(claim.text)
         mark = LIST_MARK.match(claim.text)  # "4. Know what ...": the list's number is no fact
-        text = claim.text[mark.end() :] if mark else claim.text
-        _support(ws, n, text, results, passing, evidence, policy, claim.context)
+        facts = normalize(claim.text[mark.end() :]) if mark else normalized
+        _support(ws, n, facts, results, passing, evidence, policy, claim.context)
     settled = settled_claim(n, claim.text, tuple(results))
     if settled.kept and claim.items:
         for k, (text, own) in enumerate(claim.items, 1):
@@ -494,7 +496,7 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
                 settled = replace(settled, kept=False, reason="no_valid_citation", message=message)
                 break
     if policy.sentences:  # a claim-level fault: its reason whatever its citations' are
-        why = fragment(claim.text)
+        why = fragment(claim.text, normalized)
         if why is not None and why != _LEANS_BACK:  # (leaning: ``lean_on_kept`` decides)
             if policy.strict:
                 return _refused(n, claim.text, settled, why)
@@ -505,19 +507,19 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
 def _support(
     ws: WorkingSet,
     n: int,
-    text: str,
+    normalized: str,
     results: list[Citation],
     passing: list[int],
     evidence: list[Evidence],
     policy: Policy,
     context: str | None = None,
 ) -> None:
-    """The support checks of ``text`` against the ``evidence`` of the citations ``passing``
-    (indexes into ``results``, updated in place): its numbers, identifiers and quoted words
-    (``claim_gap``), then relevance (``_relevant``, reading ``context`` when given)."""
+    """The support checks of a claim's ``normalized`` text against the ``evidence`` of the
+    citations ``passing`` (indexes into ``results``, updated in place): its numbers,
+    identifiers and quoted words (``claim_gap``), then relevance (``_relevant``, reading
+    ``context`` when given)."""
     if not evidence:
         return
-    normalized = normalize(text)
     gap = claim_gap(normalized, evidence, ignore=ws.id_tokens)
     if gap is not None:
         message = _support_message(n, gap, [results[i] for i in passing])
@@ -582,7 +584,7 @@ MIN_CLAIM_WORDS = 3
 _PLACEHOLDER = re.compile(r"^\s*<[^<>]*>\s*$|^\s*one claim\s*$", re.IGNORECASE)
 
 
-def fragment(text: str) -> str | None:
+def fragment(text: str, normalized: str | None = None) -> str | None:
     """Why ``text`` is not a claim a reader can take alone, or None when it is one: a question
     (it ends with ``?``), the answer template's placeholder (``<...>``), a piece of a sentence
     (it opens with a lower-case conjunction, preposition, article or "is": "for any costs the
@@ -593,7 +595,7 @@ def fragment(text: str) -> str | None:
     that leans on the one before it (``_leans_back``: "This will help you to ensure ...";
     ``lean_on_kept`` reads it with the claims before it). Deterministic and cheap; it does not
     parse grammar, so a long noun phrase passes: the entailment tier and the reader see
-    those."""
+    those. ``normalized``: ``normalize(text)``, where the caller has it already."""
     stripped = text.strip()
     if _PLACEHOLDER.match(stripped):
         return "the answer template's placeholder"
@@ -601,15 +603,18 @@ def fragment(text: str) -> str | None:
         return "a question, not a statement"
     if _starts_mid_sentence(stripped):
         return _MID_SENTENCE
-    why = _word_rules(stripped)
+    why = _word_rules(stripped, normalized)
     return why if why is not None or not _leans_back(stripped) else _LEANS_BACK
 
 
-def _word_rules(stripped: str) -> str | None:
+def _word_rules(stripped: str, normalized: str | None = None) -> str | None:
     """``fragment``'s rules on the words: too few, none but numbers, a heading."""
     plain = stripped.isascii() and "&" not in stripped  # normalize() would only lower-case it
-    normalized = stripped.lower() if plain else normalize(stripped)
+    if normalized is None:
+        normalized = stripped.lower() if plain else normalize(stripped)
     unspaced = not plain and UNSPACED.search(normalized) is not None
+    if not unspaced and _says_a_content_word(normalized):
+        return _HEADING if _heading(stripped) else None
     tokens = _WORD_TOKEN.findall(normalized)
     if (_sentence_words(normalized) if unspaced else len(tokens)) < MIN_CLAIM_WORDS:
         return "a fragment"
@@ -619,6 +624,33 @@ def _word_rules(stripped: str) -> str | None:
         if len(token) >= 2 and not token.isdigit() and token not in STOPWORDS:
             return _HEADING if _heading(stripped) else None
     return _NAMES_NOTHING
+
+
+def _says_a_content_word(normalized: str) -> bool:
+    """The usual case of ``_word_rules``, without cutting the text into tokens: at least
+    ``MIN_CLAIM_WORDS`` space-separated words hold a letter or digit (each holds a token, so
+    there are that many tokens at least), and one of them, edge punctuation aside, is a whole
+    run of letters, two or more, and no function word (a content word that is not a number).
+    False says nothing: the tokens then decide."""
+    words = normalized.split()
+    if len(words) < MIN_CLAIM_WORDS:
+        return False
+    content = False
+    counted = 0
+    for word in words:
+        if (
+            counted < MIN_CLAIM_WORDS
+            and not word.isalnum()
+            and not any(ch.isalnum() for ch in word)
+        ):
+            continue
+        counted += 1
+        if not content:
+            core = word.strip(_EDGE_PUNCTUATION)
+            content = len(core) >= 2 and core.isalpha() and core not in STOPWORDS
+        if content and counted >= MIN_CLAIM_WORDS:
+            return True
+    return False
 
 
 _NAMES_NOTHING = "a fragment that names nothing (numbers and function words only)"
