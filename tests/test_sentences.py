@@ -314,3 +314,30 @@ def test_abbreviations_initials_and_numbers_end_no_sentence(text: str) -> None:
 def test_a_sentence_after_an_abbreviation_still_starts_a_new_one(first: str, second: str) -> None:
     text = f"{first} {second}"
     assert [text[a:b] for a, b in sentence_spans(text)] == [first, second]
+
+
+def test_an_answers_layout_tells_structure_from_statements() -> None:
+    from quotebound.text.layout import layout
+
+    text = (
+        "Here is what changed:\n\n## Chips\n\n**Huawei**\n\n1. Production:\n"
+        "Yields doubled. The line\nis profitable.\n- [Source](https://x.example)\n\n"
+        "## Phones\nSales fell."
+    )
+    shape = layout(text)
+    got = [(text[u.start : u.end], u.kind, u.rank) for u in shape.units]
+    assert got == [
+        ("Here is what changed:", "structure", 0),  # opens the answer: it scopes over all
+        ("Chips", "structure", 2),
+        ("**Huawei**", "structure", 7),
+        ("Production:", "structure", 9),  # a lead-in inside a list item
+        ("Yields doubled.", "statement", 99),
+        ("The line\nis profitable.", "statement", 99),  # a wrapped line stays in its sentence
+        ("[Source](https://x.example)", "statement", 99),  # (a link list: native drops it)
+        ("Phones", "structure", 2),
+        ("Sales fell.", "statement", 99),
+    ]
+    assert list(shape.scope(0)) == list(range(1, 9))
+    assert list(shape.scope(1)) == [2, 3, 4, 5, 6]  # "## Chips" runs to "## Phones"
+    assert list(shape.scope(3)) == [4, 5, 6]
+    assert shape.block_at(text.index("Yields")) == shape.units[4].block

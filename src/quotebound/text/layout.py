@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from .sentences import sentence_spans
+from .sentences import sentence_spans, trimmed
 
 __all__ = ["Layout", "Unit", "layout"]
 
@@ -108,7 +108,7 @@ def layout(text: str) -> Layout:
     for i, (start, end, heading_rank) in enumerate(blocks):
         if heading_rank:
             units.extend(
-                Unit(a, b, "structure", heading_rank, i) for a, b in _trim(text, start, end)
+                Unit(a, b, "structure", heading_rank, i) for a, b in trimmed(text, start, end)
             )
             continue
         for a, b in sentence_spans(text, start, end):
@@ -118,11 +118,3 @@ def layout(text: str) -> Layout:
             else:
                 units.append(Unit(a, b, "statement", 99, i))
     return Layout(tuple((a, b) for a, b, _ in blocks), tuple(units))
-
-
-def _trim(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return [(start, end)] if start < end else []
