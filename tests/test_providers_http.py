@@ -274,6 +274,7 @@ def test_anthropic_verbatim_native_citation_is_grounded_with_its_span() -> None:
     assert citation.native == {
         "type": "char_location",
         "answer_span": [0, len("Parental leave is 14 weeks")],  # the cited piece in the answer
+        "piece": "Parental leave is 14 weeks",
         "offsets": list(LEAVE_SPAN),
         "agrees": True,
     }

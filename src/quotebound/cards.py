@@ -72,6 +72,9 @@ class ClaimCite:
     source: str
     span: tuple[int, int] | None
     spans: tuple[tuple[int, int], ...] | None = None  # the parts of an elided quote
+    # where in the claim's text the provider's cited piece stands (a vendor's citation of a
+    # piece of the sentence: ``native.piece``), None when it cites the whole claim
+    piece: tuple[int, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +82,7 @@ class ClaimCite:
             "source": self.source,
             "span": list(self.span) if self.span else None,
             "spans": None if self.spans is None else [list(x) for x in self.spans],
+            "piece": list(self.piece) if self.piece else None,
         }
 
 
@@ -123,7 +127,7 @@ def build_cards(verdict: Verdict, ws: WorkingSet) -> tuple[list[Card], list[tupl
         if not claim.kept:
             continue
         mine: list[ClaimCite] = []
-        for src, quote in _valid(claim, ws):
+        for src, quote, piece in _valid(claim, ws):
             doc = document_of(src)
             if doc not in numbers:
                 numbers[doc] = len(numbers) + 1
@@ -141,6 +145,7 @@ def build_cards(verdict: Verdict, ws: WorkingSet) -> tuple[list[Card], list[tupl
                     src.id,
                     quote.span if quote else None,
                     quote.spans if quote else None,
+                    piece,
                 )
             )
         per_claim.append(tuple(mine))
@@ -158,8 +163,11 @@ def build_cards(verdict: Verdict, ws: WorkingSet) -> tuple[list[Card], list[tupl
     return cards, per_claim
 
 
-def _valid(claim: Claim, ws: WorkingSet) -> list[tuple[Source, CardQuote | None]]:
-    out: list[tuple[Source, CardQuote | None]] = []
+_Valid = tuple[Source, CardQuote | None, tuple[int, int] | None]
+
+
+def _valid(claim: Claim, ws: WorkingSet) -> list[_Valid]:
+    out: list[_Valid] = []
     for cit in claim.citations:
         src = ws.get(cit.source) if cit.valid and cit.source else None
         if src is None:
@@ -169,8 +177,17 @@ def _valid(claim: Claim, ws: WorkingSet) -> list[tuple[Source, CardQuote | None]
             text = " … ".join(src.text[a:b] for a, b in cit.parts)
             link = deep_link(src, src.text[cit.span[0] : cit.span[1]])  # from first to last part
             quote = CardQuote(src.id, text, cit.span, src.page, link, cit.spans)
-        out.append((src, quote))
+        out.append((src, quote, _piece(claim.text, cit.native)))
     return out
+
+
+def _piece(claim: str, native: dict[str, Any] | None) -> tuple[int, int] | None:
+    """Where the provider's cited piece stands in the claim's text, when it is less of it."""
+    piece = native.get("piece") if native else None
+    if not isinstance(piece, str) or not piece or piece == claim:
+        return None
+    at = claim.find(piece)
+    return (at, at + len(piece)) if at >= 0 else None
 
 
 def safe_url(url: str | None) -> str | None:

@@ -240,6 +240,9 @@ def answer_claims(
         cites: list[NativeCitation] = []
         for a, b, citations in placed:
             point = a == b
+            if not point:
+                for c in citations:  # the cited piece, what a card marks inside the claim
+                    c.native.setdefault("piece", " ".join(text[a:b].split()))
             if (unit.start < a + 1 <= nxt) if point else (a < unit.end and b > unit.start):
                 cites.extend(citations)
         said = [r for r in regions if r[0] < unit.end and r[1] > unit.start]

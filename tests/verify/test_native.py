@@ -99,7 +99,8 @@ def test_anthropic_pages_are_checked_against_the_source_page() -> None:
     assert verdict.status == "grounded"
     pages, blocks = (verdict.claims[i].citations[0].native for i in (0, 1))
     assert pages is not None and blocks is not None
-    assert pages.pop("answer_span") and blocks.pop("answer_span")  # where each piece stands
+    for said in (pages, blocks):  # where each cited piece stands in the answer, and what it is
+        assert said.pop("answer_span") and said.pop("piece")
     assert pages == {"type": "page_location", "pages": [2, 3], "agrees": True}
     assert blocks == {"type": "content_block_location", "blocks": [0, 1], "agrees": None}
     data = json.loads(fixture("anthropic_pages.json"))

@@ -345,3 +345,32 @@ def test_a_cited_piece_of_a_sentence_makes_the_sentence_a_claim(vendor: str) -> 
     assert native is not None
     a, b = native["answer_span"]
     assert SENTENCE[a:b] == PIECE  # the piece the card marks inside the sentence
+
+
+def test_the_card_marks_the_cited_piece_inside_the_sentence() -> None:
+    from quotebound import verify
+    from quotebound.cards import build_cards
+
+    verdict = verify(LEAVE, _shaped("anthropic"), "anthropic")
+    _, per_claim = build_cards(verdict, LEAVE)
+    [[cite]] = per_claim
+    assert cite.piece is not None and SENTENCE[slice(*cite.piece)] == PIECE
+    assert cite.to_dict()["piece"] == list(cite.piece)
+    # a citation of the whole sentence marks nothing in particular
+    whole = json.dumps(
+        {
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": SENTENCE}],
+                "citations": [
+                    {
+                        "start": 0,
+                        "end": len(SENTENCE),
+                        "sources": [{"type": "document", "id": "S1"}],
+                    }
+                ],
+            }
+        }
+    )
+    _, per_claim = build_cards(verify(LEAVE, whole, "cohere"), LEAVE)
+    assert per_claim[0][0].piece is None
