@@ -285,10 +285,16 @@ _TRAILING_GROUP = re.compile(r"\s*(?:\[([^\[\]\n]{1,120})\](?!\()|\(([^()\n]{1,1
 _REF_TOKEN = re.compile(r"[A-Za-z0-9_:.#/-]+")
 _LIST_PREFIX = re.compile(r"^\s*(?:[-*•+]|\d{1,3}[.)])\s+")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
+# Compiled once here: a pattern written in a call is compiled again whenever re's cache has
+# dropped it (a busy service's many answers), which costs more than the check it serves.
+_REF_SEPARATOR = re.compile(r"[,;]|\s+and\s+")
+_SPACE_BEFORE_STOP = re.compile(r"\s+([.,;:!?])")
+_MARKER_INSIDE = re.compile(r"\[([^\[\]\n]{1,120})\]")
+_ANSWER_LABEL = re.compile(r"(?i)^answer\s*:\s*")
 
 
 def _tokens(inner: str) -> list[str]:
-    return [t.strip() for t in re.split(r"[,;]|\s+and\s+", inner)]
+    return [t.strip() for t in _REF_SEPARATOR.split(inner)]
 
 
 def _marker_refs(ws: WorkingSet, inner: str) -> list[str] | None:
@@ -378,7 +384,7 @@ def _strip_markers(ws: WorkingSet, sentence: str) -> tuple[str, list[str]]:
         return ""
 
     text = _PAREN.sub(take_paren, _BRACKET.sub(take, sentence))
-    text = re.sub(r"\s+([.,;:!?])", r"\1", text)
+    text = _SPACE_BEFORE_STOP.sub(r"\1", text)
     return " ".join(text.split()), list(dict.fromkeys(refs))
 
 
@@ -468,7 +474,7 @@ def _evidence_items(ws: WorkingSet, block: str) -> list[tuple[str, str]]:
 
 def _leading_refs(ws: WorkingSet, markers: str) -> list[str] | None:
     refs: list[str] = []
-    for inner in re.findall(r"\[([^\[\]\n]{1,120})\]", markers):
+    for inner in _MARKER_INSIDE.findall(markers):
         found = _marker_refs(ws, inner)
         if found is None:
             return None
@@ -488,7 +494,7 @@ def parse_evidence(ws: WorkingSet, raw: str, sentinels: tuple[str, ...]) -> Pars
         for ref, quote in _evidence_items(ws, block):
             evidence.append(_citation(ws, ref, quote, True))
     answer = _ANSWER_TAG.sub("", _EVIDENCE.sub("", raw)).strip()
-    answer = re.sub(r"(?i)^answer\s*:\s*", "", answer)
+    answer = _ANSWER_LABEL.sub("", answer)
     if answer in sentinels:
         out.abstained = True
         return out
