@@ -95,6 +95,45 @@ class Item:
     passage: str
     answerable: bool
     gold: list[str]
+    more: tuple[tuple[str, str], ...] = ()  # further passages (title, text) in its corpus
+    corpus: str = ""  # the corpus it is asked of; "" is its own, q<id>, holding its passages
+
+    @property
+    def corpus_name(self) -> str:
+        return self.corpus or f"q{self.id}"
+
+
+_ENTAILMENT = frozenset({"not_entailed", "contradicted", "entailment_error"})
+
+
+def gate(answer: Answer) -> str | None:
+    """Which gate turned ``answer`` away (None when it was answered): ``retrieval`` (nothing
+    was found to send), ``provider`` (the model failed or its answer could not be read),
+    ``model`` (it abstained itself), ``answer check`` (verified claims that it found do not
+    answer), ``support tier`` (every dropped claim passed the code checks and failed only the
+    entailment tier), ``code checks`` (the rest). ``+ fallback`` is added when the fallback
+    was asked and did not serve."""
+    if answer.status != "abstained":
+        return None
+    missing = answer.abstention.missing if answer.abstention else ""
+    last = answer.verdicts[-1] if answer.verdicts else None
+    if answer.answer_check is not None and not answer.answer_check.supported:
+        found = "answer check"
+    elif not answer.verdicts and "no document" in missing:
+        found = "retrieval"
+    elif last is None or last.status == "unparseable" or answer.error:
+        found = "provider"
+    elif all(v.status == "abstained" for v in answer.verdicts):
+        found = "model"
+    else:
+        dropped = [c for v in answer.verdicts for c in v.claims if not c.kept]
+        support_only = bool(dropped) and all(
+            c.citations and all(x.reason in _ENTAILMENT for x in c.citations if not x.valid)
+            for c in dropped
+        )
+        found = "support tier" if support_only else "code checks"
+    asked = answer.counts.get("fallback_asked", 0) and not answer.counts.get("fallback_attempt")
+    return f"{found} + fallback" if asked else found
 
 
 @dataclass
@@ -201,6 +240,10 @@ def score(tally: Tally, item: Item, answer: Answer, seconds: float) -> None:
                 if not c.kept
             ],
             "anchored": sum(x.anchored for c in served_claims(answer) for x in c.citations),
+            "gate": gate(answer),
+            "cited": sorted(  # the documents and pages the served claims' cards point to
+                {(card.document, q.page or 0) for card in answer.cards for q in card.quotes}
+            ),
             "seconds": round(seconds, 2),
         }
     )
@@ -312,7 +355,7 @@ def run(
                     store,
                     provider,
                     AskOptions(
-                        corpora=[f"q{item.id}"],
+                        corpora=[item.corpus_name],
                         max_tokens=700,
                         entailment=backend,
                         answer_check=checker.answers if checker is not None and acting else fast,
@@ -339,10 +382,16 @@ def run(
 
 
 def ingest(items: list[Item], store_url: str) -> None:
+    """Each item's passages into its own corpus (an item asked of a shared corpus has none)."""
     with open_store(store_url) as store:
         for item in items:
-            doc = LoadedDocument(f"{item.id}.txt", item.passage, "text/plain", title=item.title)
-            store.ingest(f"q{item.id}", doc, chunk_document(doc, max_chars=600, min_chars=150))
+            passages = [(item.title, item.passage), *item.more] if item.passage else []
+            for k, (title, text) in enumerate(passages):
+                name = f"{item.id}.txt" if not k else f"{item.id}-{k}.txt"
+                doc = LoadedDocument(name, text, "text/plain", title=title)
+                store.ingest(
+                    item.corpus_name, doc, chunk_document(doc, max_chars=600, min_chars=150)
+                )
 
 
 def p95(values: list[float]) -> float:
