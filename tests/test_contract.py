@@ -98,11 +98,9 @@ def test_a_model_that_copies_the_answer_template_is_refused() -> None:
     copied["citations"][0]["quote"] = "Employees get 16 weeks of paid leave."
     verdict = verify(WS, json.dumps(template), policy=Policy(strict=True))  # as ask verifies
     assert [c.reason for c in verdict.claims] == ["claim_fragment"]
-    # verify's default: the placeholder is a writing note, and its citation decides
+    # verify's default: its citation decides (the quote bears on no placeholder)
     noted = verify(WS, json.dumps(template)).claims[0]
-    assert (
-        noted.notes == ("the answer template's placeholder",) and noted.reason != "claim_fragment"
-    )
+    assert noted.reason != "claim_fragment" and not noted.kept and noted.notes == ()
     assert "complete sentence" in system and "never a fragment" in system
 
 

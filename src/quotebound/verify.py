@@ -495,7 +495,9 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
                 message = f"claim {n}: item {k} ({_shown(text)}) has no valid citation of its own"
                 settled = replace(settled, kept=False, reason="no_valid_citation", message=message)
                 break
-    if policy.sentences:  # a claim-level fault: its reason whatever its citations' are
+    # a claim-level fault: strict, its reason whatever its citations' are; else a note on a
+    # kept claim (a dropped one is not served: the rule could change nothing there)
+    if policy.sentences and (policy.strict or settled.kept):
         why = fragment(claim.text, normalized)
         if why is not None and why != _LEANS_BACK:  # (leaning: ``lean_on_kept`` decides)
             if policy.strict:
@@ -551,9 +553,9 @@ def lean_on_kept(claims: tuple[Claim, ...], strict: bool = True) -> tuple[Claim,
 
     Not ``strict`` (``Policy.strict`` off): a leaning claim is read with the sentence before
     it in the answer, whatever became of that one, and only the answer's first claim, which has
-    none, gets a note."""
+    none, gets a note when it is kept."""
     if not strict:
-        if claims and claims[0].reason != "claim_fragment" and _leans_back(claims[0].text.strip()):
+        if claims and claims[0].kept and _leans_back(claims[0].text.strip()):
             first = claims[0]
             if _LEANS_BACK not in first.notes:
                 return (replace(first, notes=(*first.notes, _LEANS_BACK)), *claims[1:])
@@ -759,7 +761,7 @@ def _relevant(
     decoration). Run after the claim's facts were found in the evidence: a citation holding
     one of them shares it, so dropping the others loses no fact. A claim with no content word
     is not judged."""
-    said = claim.split()
+    said = _content_tokens(claim)  # read once for all of the claim's citations
     wanted: frozenset[str] | None = None  # the claim's stems: only where no word is shared
     for i, found in zip(passing, evidence, strict=True):
         if _says_one_of(found.text, said):
@@ -780,15 +782,23 @@ _WORD_TOKEN = re.compile(r"[^\W_]+")
 _EDGE_PUNCTUATION = "\"'.,;:!?()[]{}"
 
 
-def _says_one_of(text: str, tokens: list[str]) -> bool:
-    """Whether a content word of the claim, one of its space-separated ``tokens`` that is a
-    whole run of letters or digits (edge punctuation aside) and no function word, occurs in
-    ``text`` on word bounds: then their content words surely meet (the fast half of
-    ``_relevant``). Tokens are read lazily: the first shared one usually comes early."""
-    for token in tokens:
+def _content_tokens(claim: str) -> list[str]:
+    """The claim's space-separated tokens that are a whole run of letters or digits (edge
+    punctuation aside) and no function word: content words as written, each once."""
+    out: list[str] = []
+    for token in claim.split():
         word = token.strip(_EDGE_PUNCTUATION)
         if not word.isalnum() or (len(word) < 2 and not word.isdigit()) or word in STOPWORDS:
             continue
+        if word not in out:
+            out.append(word)
+    return out
+
+
+def _says_one_of(text: str, words: list[str]) -> bool:
+    """Whether one of the claim's content ``words`` (``_content_tokens``) occurs in ``text``
+    on word bounds: then their content words surely meet (the fast half of ``_relevant``)."""
+    for word in words:
         if contains_words(text, word):
             return True
     return False
