@@ -33,13 +33,14 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from .sources import Source, WorkingSet
-from .text.layout import Layout, layout
+from .text.layout import Layout, Unit, layout
 
 VENDORS: tuple[str, ...] = ("anthropic", "openai", "cohere", "gemini")
 _ANTHROPIC_DOCUMENT = frozenset({"char_location", "page_location", "content_block_location"})
@@ -184,6 +185,7 @@ def not_an_id(ws: WorkingSet, label: str) -> str:
 
 
 CONNECTIVE_WORDS = 6  # uncited text shorter than this, with no digit, is glue between claims
+MAX_PLACEMENTS = 50_000  # citations placed on sentences, in all: past it, a response is hostile
 
 
 def states_something(text: str) -> bool:
@@ -232,25 +234,29 @@ def answer_claims(
         masked = "".join(chars)
     shape = layout(masked)
     regions = _link_regions(shape, links or [])
+    for a, b, citations in placed:
+        if a < b:
+            for c in citations:  # the cited piece, what a card marks inside the claim
+                c.native.setdefault("piece", " ".join(text[a:b].split()))
     units = shape.units
-    cited: list[list[NativeCitation]] = []
-    contexts: list[str | None] = []
-    for i, unit in enumerate(units):
-        nxt = units[i + 1].start if i + 1 < len(units) else len(text) + 1
-        cites: list[NativeCitation] = []
-        for a, b, citations in placed:
-            point = a == b
-            if not point:
-                for c in citations:  # the cited piece, what a card marks inside the claim
-                    c.native.setdefault("piece", " ".join(text[a:b].split()))
-            if (unit.start < a + 1 <= nxt) if point else (a < unit.end and b > unit.start):
-                cites.extend(citations)
-        said = [r for r in regions if r[0] < unit.end and r[1] > unit.start]
-        for _, _, citations in said:
-            cites.extend(citations)
-        cited.append(_unique(cites))
-        context = " ".join(" ".join(masked[a:b] for a, b, _ in said).split())
-        contexts.append(context or None)
+    starts = [u.start for u in units]
+    on: list[list[NativeCitation]] = [[] for _ in units]
+    said: list[list[tuple[int, int]]] = [[] for _ in units]
+    placements = 0
+    for a, b, citations, link in [*((*p, False) for p in placed), *((*r, True) for r in regions)]:
+        for i in _units_at(units, starts, a, b):
+            on[i].extend(citations)
+            if link:
+                said[i].append((a, b))
+            placements += len(citations)
+        if placements > MAX_PLACEMENTS:  # hostile: every citation over every sentence
+            raise _bad(
+                f"the response places more than {MAX_PLACEMENTS:,} citations on its sentences: "
+                "split the answer"
+            )
+    keys: dict[int, tuple[str, str | None, str | None, str]] = {}
+    cited = [_unique(cites, keys) for cites in on]
+    contexts = [" ".join(" ".join(masked[a:b] for a, b in s).split()) or None for s in said]
     claims: list[NativeClaim] = []
     for i, unit in enumerate(units):
         words = " ".join(masked[unit.start : unit.end].split())
@@ -264,6 +270,20 @@ def answer_claims(
         elif cited[i] or states_something(words):
             claims.append(NativeClaim(words, cited[i], contexts[i]))
     return claims
+
+
+def _units_at(units: tuple[Unit, ...], starts: list[int], a: int, b: int) -> range:
+    """The units an answer span ``[a, b)`` overlaps; for a point (``a == b``), the unit it
+    ends, the last one starting at or before it. Found by bisection: linear work in all."""
+    first = bisect_right(starts, a) - 1
+    if a == b:
+        return range(first, first + 1) if first >= 0 else range(0)
+    if first < 0 or units[first].end <= a:
+        first += 1
+    last = first
+    while last < len(units) and units[last].start < b:
+        last += 1
+    return range(first, last)
 
 
 def _link_regions(shape: Layout, links: list[Placed]) -> list[Placed]:
@@ -282,10 +302,23 @@ def _link_regions(shape: Layout, links: list[Placed]) -> list[Placed]:
     return regions
 
 
-def _unique(cites: list[NativeCitation]) -> list[NativeCitation]:
+_Key = tuple[str, str | None, str | None, str]
+
+
+def _unique(
+    cites: list[NativeCitation], keys: dict[int, _Key] | None = None
+) -> list[NativeCitation]:
+    """``cites`` with a citation equal to one before it (the same annotation given twice) left
+    out, in linear time; ``keys`` keeps each citation's key from one call to the next."""
+    keys = {} if keys is None else keys
+    seen: set[_Key] = set()
     out: list[NativeCitation] = []
     for c in cites:
-        if c not in out:
+        key = keys.get(id(c))
+        if key is None:
+            key = keys[id(c)] = (c.ref, c.source_id, c.quote, repr(sorted(c.native.items())))
+        if key not in seen:
+            seen.add(key)
             out.append(c)
     return out
 

@@ -374,3 +374,24 @@ def test_the_card_marks_the_cited_piece_inside_the_sentence() -> None:
     )
     _, per_claim = build_cards(verify(LEAVE, whole, "cohere"), LEAVE)
     assert per_claim[0][0].piece is None
+
+
+def test_many_annotations_are_placed_in_linear_time_and_a_hostile_flood_is_refused() -> None:
+    sentence = "Huawei's production line is profitable for the first time. "
+    text = sentence * 2000
+    one_each = [
+        {
+            "type": "url_citation",
+            "start_index": k * len(sentence),
+            "end_index": (k + 1) * len(sentence) - 1,
+            "url": FT,
+            "title": "t",
+        }
+        for k in range(2000)
+    ]
+    verdict = check(_responses(text, *one_each), WS, "openai")
+    assert len(verdict.claims) == 2000 and verdict.status == "grounded"
+    # every annotation over every sentence: more placements than any answer makes
+    flood = [{**note, "start_index": 0, "end_index": len(text)} for note in one_each[:100]]
+    verdict = check(_responses(text, *flood), WS, "openai")
+    assert verdict.status == "unparseable" and "split the answer" in (verdict.error or "")
