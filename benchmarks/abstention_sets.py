@@ -208,7 +208,7 @@ def main() -> int:
     )
     print(
         "| set | answerable + unanswerable | correct abstention | false abstention | "
-        "served validity | fragments, decorations served | gold in what was served | "
+        "final validity (all citations) | fragments, decorations served | gold served | "
         "p50 / p95 s |"
     )
     print("|---|---|---|---|---|---|---|---|")
