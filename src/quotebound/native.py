@@ -227,7 +227,11 @@ def answer_claims(
     of the statements it introduces (``Layout.scope``), checked like any other. A statement no
     citation covers is a claim with none, unless it is glue (``states_something``)."""
     masked = text
-    if links:
+    if links:  # the same link given twice is one (its citations joined), masked once
+        merged: dict[tuple[int, int], list[NativeCitation]] = {}
+        for a, b, citations in links:
+            merged.setdefault((a, b), []).extend(citations)
+        links = [(a, b, cites) for (a, b), cites in merged.items()]
         chars = list(text)
         for a, b, _ in links:
             chars[a:b] = " " * (b - a)
@@ -265,7 +269,7 @@ def answer_claims(
         if unit.kind == "structure":
             words = words.strip(_EDGE_MARKUP)
             if _FACT.search(words) is not None:  # a fact in a heading is checked all the same
-                below = [c for j in shape.scope(i) for c in cited[j]]
+                below = [*cited[i], *(c for j in shape.scope(i) for c in cited[j])]
                 claims.append(NativeClaim(words, _unique(below)))
         elif cited[i] or states_something(words):
             claims.append(NativeClaim(words, cited[i], contexts[i]))
@@ -478,6 +482,7 @@ def _openai(ws: WorkingSet, data: Any) -> NativeAnswer:
     texts: list[str] = []
     placed: list[Placed] = []
     links: list[Placed] = []
+    read: dict[tuple[int, int], bool] = {}  # each span: whether it is an inline link
     offset = 0
     for i, item in enumerate(output):
         item = _obj(item, f"output[{i}]")
@@ -490,7 +495,7 @@ def _openai(ws: WorkingSet, data: Any) -> NativeAnswer:
                 continue  # a refusal part is no answer
             text = _str(part.get("text"), f"{where}.text")
             for k, note in enumerate(_list(part.get("annotations"), f"{where}.annotations", True)):
-                _place(ws, note, text, f"{where}.annotations[{k}]", offset, placed, links)
+                _place(ws, note, text, f"{where}.annotations[{k}]", offset, placed, links, read)
             texts.append(text)
             offset += len(text) + 1
     whole = "\n".join(texts)
@@ -506,13 +511,14 @@ def _openai_chat(ws: WorkingSet, data: dict[str, Any]) -> NativeAnswer:
     text = "" if content is None else _str(content, "choices[0].message.content")
     placed: list[Placed] = []
     links: list[Placed] = []
+    read: dict[tuple[int, int], bool] = {}  # each span: whether it is an inline link
     notes = _list(message.get("annotations"), "choices[0].message.annotations", True)
     for k, note in enumerate(notes):
         where = f"choices[0].message.annotations[{k}]"
         note = _obj(note, where)
         if note.get("type") == "url_citation" and isinstance(note.get("url_citation"), dict):
             note = {"type": "url_citation", **note["url_citation"]}
-        _place(ws, note, text, where, 0, placed, links)
+        _place(ws, note, text, where, 0, placed, links, read)
     return NativeAnswer(text, answer_claims(text, placed, links))
 
 
@@ -524,6 +530,7 @@ def _place(
     offset: int,
     placed: list[Placed],
     links: list[Placed],
+    read: dict[tuple[int, int], bool],
 ) -> None:
     """One annotation of an answer part starting at ``offset``, added to ``links`` when its
     span is an inline link closing what it supports (``_is_link``), else to ``placed``."""
@@ -531,8 +538,10 @@ def _place(
     if got is None:
         return
     a, b, cites = got
-    into = links if a < b and _is_link(text[a:b]) else placed
-    into.append((offset + a, offset + b, cites))
+    span = (offset + a, offset + b)
+    if span not in read:  # each span read once, however often it is cited
+        read[span] = a < b and _is_link(text[a:b])
+    (links if read[span] else placed).append((*span, cites))
 
 
 # An inline link as OpenAI's web search writes it after what it supports: " ([ft.com](url))",

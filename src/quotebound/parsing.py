@@ -423,14 +423,18 @@ def _list_items(ws: WorkingSet, sentence: str) -> list[tuple[str, list[str]]]:
         if refs is None:
             continue
         text = sentence[position : m.start()].strip()
-        joined = _ITEM_JOIN.match(sentence, m.end())
-        if joined is None or not text or len(text.split()) > LIST_ITEM_WORDS:
-            return []
-        if not any(ch.isalnum() for ch in text) and items:  # "[1][2]": both cite the item
+        if not any(ch.isalnum() for ch in text):  # "[1][2]", "[1], [2]": both cite the item
+            if not items:
+                return []
             items[-1][1].extend(r for r in refs if r not in items[-1][1])
+        elif len(text.split()) > LIST_ITEM_WORDS:
+            return []
         else:
             items.append((text, list(refs)))
-        position = joined.end()
+        joined = _ITEM_JOIN.match(sentence, m.end())
+        if joined is None and not sentence[m.end() :].lstrip().startswith("["):
+            return []  # prose after the marker: no list
+        position = joined.end() if joined is not None else m.end()
     if sentence[position:].strip() or len(items) < 2:
         return []
     return items

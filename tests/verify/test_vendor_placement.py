@@ -395,3 +395,35 @@ def test_many_annotations_are_placed_in_linear_time_and_a_hostile_flood_is_refus
     flood = [{**note, "start_index": 0, "end_index": len(text)} for note in one_each[:100]]
     verdict = check(_responses(text, *flood), WS, "openai")
     assert verdict.status == "unparseable" and "split the answer" in (verdict.error or "")
+
+
+def test_a_heading_or_lead_in_with_a_fact_keeps_its_own_citation() -> None:
+    ws = WorkingSet(
+        [Source("S1", "Employees get 16 weeks of paid leave.", url="https://x.example/a")]
+    )
+    for text in (
+        "Employees get 16 weeks of paid leave:\n- The policy covers all full-time staff.\n",
+        "## Employees get 16 weeks of paid leave\n",
+    ):
+        start = text.index("Employees")
+        note = {
+            "type": "url_citation",
+            "start_index": start,
+            "end_index": start + len("Employees get 16 weeks of paid leave"),
+            "url": "https://x.example/a",
+            "title": "t",
+        }
+        claims = check(_responses(text, note), ws, "openai").claims
+        assert (claims[0].text, claims[0].kept) == ("Employees get 16 weeks of paid leave", True)
+
+
+def test_the_same_link_cited_again_is_read_once() -> None:
+    from quotebound.native import read
+
+    marker = " ([ft.com](https://www.ft.com/content/f46b7f6d))"
+    text = f"{PARAGRAPH}{marker}"
+    notes = [_link(text, marker, FT)] * 50
+    response = json.loads(_responses(text, *notes))
+    answer = read(WS, response, "openai")
+    assert [len(c.citations) for c in answer.claims] == [1, 1]
+    assert answer.claims[0].context == PARAGRAPH  # the paragraph once, not fifty times

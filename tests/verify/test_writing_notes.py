@@ -112,3 +112,11 @@ def test_a_sentence_with_its_markers_at_the_end_is_one_claim() -> None:
     # no list: the markers cite the sentence together, as before
     verdict = check("The films came out in 2006, 1977 and 2004 [1][2][3].", YEARS, "inline")
     assert verdict.status == "grounded"
+
+
+@pytest.mark.parametrize("markers", ["[1][2]", "[1] [2]", "[1], [2]"])
+def test_an_item_may_carry_several_markers(markers: str) -> None:
+    verdict = check(f"2006 {markers}, 2004 [3].", YEARS, "inline")
+    [claim] = verdict.claims
+    assert claim.kept  # 2006 is in its first source, 2004 in its own
+    assert [c.reason for c in claim.citations] == [None, "unrelated_evidence", None]

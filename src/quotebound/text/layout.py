@@ -20,6 +20,7 @@ rank. Offsets are the text's own: nothing is copied or rewritten. Linear in the 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Literal
 
@@ -55,12 +56,8 @@ class Layout:
 
     def block_at(self, at: int) -> int | None:
         """The index of the block holding offset ``at`` (or ending just before it), or None."""
-        found = None
-        for i, (start, _) in enumerate(self.blocks):
-            if start > at:
-                break
-            found = i
-        return found
+        found = bisect_right(self.blocks, (at, 1 << 62)) - 1
+        return found if found >= 0 else None
 
     def scope(self, index: int) -> range:
         """The units a structure unit introduces: those after it up to the next structure
