@@ -10,6 +10,7 @@ import re
 import sys
 from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -214,3 +215,18 @@ def pytest_runtest_makereport() -> Generator[None, pytest.TestReport, pytest.Tes
             if module in modules:
                 report.longrepr = (path, lineno, f"Skipped: {extra_hint(extra)}")
     return report
+
+
+@pytest.fixture(scope="session")
+def benchmark_module() -> Any:
+    """Import a script of ``benchmarks/`` by name (they import each other by bare name)."""
+    folder = str(Path(__file__).resolve().parents[1] / "benchmarks")
+
+    def load(name: str) -> Any:
+        sys.path.insert(0, folder)
+        try:
+            return importlib.import_module(name)
+        finally:
+            sys.path.remove(folder)
+
+    return load

@@ -3,8 +3,6 @@ abstention benchmarks tally per set): read from the answer ``ask`` returns."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,17 +11,10 @@ from quotebound.entailment.base import Judgement
 from quotebound.pipeline import Abstention, Answer
 from quotebound.verify import Citation, Claim, Verdict
 
-ROOT = Path(__file__).resolve().parents[1]
 
-
-@pytest.fixture(scope="module")
-def gate() -> Any:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        from answer_quality import gate as found
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
-    return found
+@pytest.fixture
+def gate(benchmark_module: Any) -> Any:
+    return benchmark_module("answer_quality").gate
 
 
 def _claim(*reasons: str | None) -> Claim:

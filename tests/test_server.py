@@ -227,6 +227,12 @@ def test_verify_reads_a_vendors_response(env: Env) -> None:
     }
     verdict = env.call("POST", "/v1/verify", env.alice, json=body).json()
     assert verdict["format"] == "openai" and verdict["status"] == "grounded"
+    # a malformed vendor response is a verdict that says so, never a 500
+    for bad in ("{", '{"object": "response", "output": 7}', "[]"):
+        reply = env.call("POST", "/v1/verify", env.alice, json={**body, "output": bad})
+        assert reply.status_code == 200 and reply.json()["status"] == "unparseable", bad
+    reply = env.call("POST", "/v1/verify", env.alice, json={**body, "format": "claude"})
+    assert reply.status_code in (400, 422) and "error" in reply.json()
 
 
 @pytest.mark.parametrize(
