@@ -457,7 +457,7 @@ def test_holder_of_with_the_joined_scan_equals_a_full_search(
     assert ws.holder_of(needles, exclude="S1") == _brute_holder(sources, needles, "S1")
 
 
-# -- the relevance rule's fast half (verify._says_one_of) --------------------------------------
+# -- the relevance rule's fast half (verify._ContentTokens) -------------------------------------
 
 _RELEVANCE_WORDS = st.sampled_from(
     [
@@ -489,15 +489,36 @@ _RELEVANCE_TEXT = st.lists(_RELEVANCE_WORDS, max_size=6).map(" ".join).map(norma
 
 
 @FAST
-@given(_RELEVANCE_TEXT, _RELEVANCE_TEXT)
+@given(_RELEVANCE_TEXT, st.lists(_RELEVANCE_TEXT, min_size=1, max_size=4))
 def test_the_relevance_fast_path_never_finds_what_the_definition_does_not(
+    claim: str, evidences: list[str]
+) -> None:
+    """Asked of several evidence texts in turn (the claim read lazily, as far as each needs),
+    each answer is the one a fresh reading gives, and a yes is one the definition agrees with."""
+    from quotebound.text.words import content_words
+    from quotebound.verify import _ContentTokens
+
+    said = _ContentTokens(claim)
+    for evidence in evidences:
+        found = said.one_in(evidence)
+        assert found == _ContentTokens(claim).one_in(evidence), (claim, evidence)
+        if found:
+            assert not content_words(claim).isdisjoint(content_words(evidence)), (claim, evidence)
+
+
+@FAST
+@given(_RELEVANCE_TEXT.map(lambda t: t + " 3,008 doc_12 1.5"), _RELEVANCE_TEXT)
+def test_a_number_or_identifier_held_as_written_shares_content_words(
     claim: str, evidence: str
 ) -> None:
-    from quotebound.text.words import content_words
-    from quotebound.verify import _content_tokens, _says_one_of
+    """The relevance rule's first look: a claim's number or identifier that the evidence holds
+    on word bounds means their content words meet (the definition agrees)."""
+    from quotebound.text.tokens import digit_tokens
+    from quotebound.text.words import content_words, contains_words
 
-    if _says_one_of(evidence, _content_tokens(claim)):
-        assert not content_words(claim).isdisjoint(content_words(evidence)), (claim, evidence)
+    for token in digit_tokens(claim):
+        if contains_words(evidence + " " + token, token):
+            assert not content_words(claim).isdisjoint(content_words(evidence + " " + token))
 
 
 # -- the fragment rule's fast paths (verify.fragment) -------------------------------------------

@@ -34,6 +34,7 @@ def test_every_citation_reason_has_one_stage() -> None:
         "identifier_not_in_source",
         "number_not_in_source",
         "quoted_text_not_in_source",
+        "name_not_in_source",
     }
 
 

@@ -830,7 +830,13 @@ def _titles(packed: Pack, final: Verdict) -> tuple[str, ...]:
 # A claim dropped for one of these had evidence that did not carry it: its quote was verbatim
 # but said something else. The repair turn points at the sentence nearest the claim.
 _UNSUPPORTED = frozenset(
-    {"unrelated_evidence", "not_entailed", "number_not_in_source", "identifier_not_in_source"}
+    {
+        "unrelated_evidence",
+        "not_entailed",
+        "number_not_in_source",
+        "identifier_not_in_source",
+        "name_not_in_source",
+    }
 )
 
 

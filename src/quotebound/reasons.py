@@ -60,6 +60,10 @@ _CITATION: dict[str, tuple[Stage, str]] = {
         "support",
         "words the claim puts in quotation marks are not in the evidence",
     ),
+    "name_not_in_source": (
+        "support",
+        "a proper name the claim states is not in the cited evidence or its source's title",
+    ),
     "contradicted": (
         "entailment",
         "the entailment tier judged that the quote contradicts the claim",

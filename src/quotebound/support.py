@@ -10,6 +10,8 @@ fullwidth digits are already folded.
   A claim's identifier must occur as a whole token in the evidence;
   the digits inside an identifier are not also checked as free numbers.
 - Quoted words are the phrases a claim puts in double quotation marks.
+- Names are the proper names a claim states (``text.names``): each stands in the evidence or
+  in the title of a cited source, as a reader allows it (case, diacritics, initials, titles).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .text.names import NameIndex, claim_names, found_as_written, name_swapped
+from .text.normalize import normalize
 from .text.tokens import DIGITS, Evidence, held_as_written, scan
 from .text.words import contains_words
 
@@ -72,7 +76,7 @@ class ClaimFacts:
 class Missing:
     """The first kind of fact a claim asserts that its evidence lacks, and which ones."""
 
-    kind: str  # "identifier" | "number" | "quoted_text"
+    kind: str  # "identifier" | "number" | "quoted_text" | "name"
     items: tuple[str, ...]
 
 
@@ -80,11 +84,13 @@ def claim_gap(
     normalized_claim: str,
     evidence: list[Evidence],
     ignore: Callable[[], frozenset[str]] | None = None,
+    tokens: list[str] | None = None,
 ) -> Missing | None:
     """``missing_facts(ClaimFacts.of(normalized_claim, ignore), evidence)``, the same answer,
-    found quickly in the usual case: every number of the claim found as written."""
+    found quickly in the usual case: every number of the claim found as written. ``tokens``:
+    ``digit_tokens(normalized_claim)``, where the caller has them already."""
     if not DIGITS.isdisjoint(normalized_claim) and not held_as_written(
-        normalized_claim, [e.text for e in evidence]
+        normalized_claim, [e.text for e in evidence], tokens
     ):
         return missing_facts(ClaimFacts.of(normalized_claim, ignore), evidence)
     if '"' not in normalized_claim:
@@ -114,3 +120,36 @@ def missing_facts(facts: ClaimFacts, evidence: list[Evidence]) -> Missing | None
     if quoted:
         return Missing("quoted_text", quoted)
     return None
+
+
+def missing_names(
+    claim: str, evidence: list[Evidence], originals: Callable[[], list[str]]
+) -> Missing | None:
+    """The proper names of ``claim`` (as written: names are read by their capitals) that the
+    evidence names otherwise (``text.names.name_swapped``: "Estadio Maracaná" for "Maracanã
+    Stadium", "Robert John Kerr" for "John Robert Kerr"), or None. A name found as written in
+    the normalised ``evidence`` is held; for the others, ``originals`` lazily gives the
+    evidence as written (the quoted spans, or the cited sources) and the cited sources'
+    titles, where the names of the evidence are read."""
+    texts = [e.text for e in evidence]
+
+    def found(words: str) -> bool:  # (lower-cased ASCII words are normalised already)
+        needle = words if words.isascii() else normalize(words)
+        for text in texts:  # noqa: SIM110 (a loop, not any() over a generator: per claim)
+            if contains_words(text, needle):
+                return True
+        return False
+
+    if found_as_written(claim, found):
+        return None
+    names = claim_names(claim)
+    missing = []
+    index: NameIndex | None = None
+    for name in names:
+        if found(name.text.lower()):
+            continue
+        if index is None:
+            index = NameIndex("\n".join(originals()))
+        if name_swapped(index, name):
+            missing.append(name.text)
+    return Missing("name", tuple(missing)) if missing else None

@@ -31,12 +31,12 @@ from .errors import InputError, PolicyError
 from .parsing import DEFAULT_SENTINELS, FORMATS, Parsed, ParsedCitation, ParsedClaim, parse
 from .reasons import STATUSES
 from .sources import WorkingSet
-from .support import Missing, claim_gap, states_number_or_date
+from .support import Missing, claim_gap, missing_names, states_number_or_date
 from .text.markup import original_span
 from .text.normalize import NORMALIZATION_VERSION, NormalizedText, normalize, scrub
 from .text.quoteparts import QuoteParts, adds_polarity, locate_parts, split_quote
 from .text.sentences import reads_as_heading, sentence_spans
-from .text.tokens import Evidence
+from .text.tokens import Evidence, digit_tokens
 from .text.words import (
     STOPWORDS,
     UNSPACED,
@@ -62,6 +62,7 @@ _SUPPORT_REASON = {
     "identifier": "identifier_not_in_source",
     "number": "number_not_in_source",
     "quoted_text": "quoted_text_not_in_source",
+    "name": "name_not_in_source",
 }
 
 
@@ -477,6 +478,7 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
             _support(
                 ws,
                 n,
+                text,
                 normalize(text),
                 results,
                 [passing[k] for k in mine],
@@ -486,8 +488,9 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
     elif evidence:
         normalized = normalize(claim.text)
         mark = LIST_MARK.match(claim.text)  # "4. Know what ...": the list's number is no fact
-        facts = normalize(claim.text[mark.end() :]) if mark else normalized
-        _support(ws, n, facts, results, passing, evidence, policy, claim.context)
+        said = claim.text[mark.end() :] if mark else claim.text
+        facts = normalize(said) if mark else normalized
+        _support(ws, n, said, facts, results, passing, evidence, policy, claim.context)
     settled = settled_claim(n, claim.text, tuple(results))
     if settled.kept and claim.items:
         for k, (text, own) in enumerate(claim.items, 1):
@@ -509,6 +512,7 @@ def _check_claim(ws: WorkingSet, n: int, claim: ParsedClaim, policy: Policy) -> 
 def _support(
     ws: WorkingSet,
     n: int,
+    said: str,
     normalized: str,
     results: list[Citation],
     passing: list[int],
@@ -516,13 +520,17 @@ def _support(
     policy: Policy,
     context: str | None = None,
 ) -> None:
-    """The support checks of a claim's ``normalized`` text against the ``evidence`` of the
-    citations ``passing`` (indexes into ``results``, updated in place): its numbers,
-    identifiers and quoted words (``claim_gap``), then relevance (``_relevant``, reading
-    ``context`` when given)."""
+    """The support checks of a claim (``said``, as written, and ``normalized``) against the
+    ``evidence`` of the citations ``passing`` (indexes into ``results``, updated in place): its
+    numbers, identifiers and quoted words (``claim_gap``), its proper names
+    (``missing_names``: in the evidence or a cited source's title), then relevance
+    (``_relevant``, reading ``context`` when given)."""
     if not evidence:
         return
-    gap = claim_gap(normalized, evidence, ignore=ws.id_tokens)
+    numbered = digit_tokens(normalized)  # read once: for the facts and for relevance
+    gap = claim_gap(normalized, evidence, ignore=ws.id_tokens, tokens=numbered)
+    if gap is None:
+        gap = missing_names(said, evidence, lambda: _as_written(ws, results, passing))
     if gap is not None:
         message = _support_message(n, gap, [results[i] for i in passing])
         for i in passing:
@@ -530,8 +538,27 @@ def _support(
                 results[i], valid=False, reason=_SUPPORT_REASON[gap.kind], message=message
             )
     elif policy.relevance:
-        read = normalized if context is None else normalize(context)
-        _relevant(n, read, results, passing, evidence)
+        if context is None:
+            _relevant(n, normalized, results, passing, evidence, numbered)
+        else:
+            read = normalize(context)
+            _relevant(n, read, results, passing, evidence, digit_tokens(read))
+
+
+def _as_written(ws: WorkingSet, results: list[Citation], passing: list[int]) -> list[str]:
+    """The evidence of the ``passing`` citations as written in their sources (the span each
+    quote was found at, or the whole source a citation without a quote cites), then the
+    titles of those sources."""
+    texts, titles = [], []
+    for i in passing:
+        cited = results[i]
+        src = ws.get(cited.source) if cited.source else None
+        if src is None:
+            continue
+        texts.append(src.text if cited.span is None else src.text[cited.span[0] : cited.span[1]])
+        if src.title:
+            titles.append(src.title)
+    return texts + titles
 
 
 def _refused(n: int, text: str, claim: Claim, why: str) -> Claim:
@@ -754,18 +781,24 @@ def _shown(text: str, limit: int = 60) -> str:
 
 
 def _relevant(
-    n: int, claim: str, results: list[Citation], passing: list[int], evidence: list[Evidence]
+    n: int,
+    claim: str,
+    results: list[Citation],
+    passing: list[int],
+    evidence: list[Evidence],
+    numbered: list[str],
 ) -> None:
     """Each passing citation whose own evidence shares no content word, number or identifier
     with its claim is ``unrelated_evidence`` (a verbatim quote about something else: a
     decoration). Run after the claim's facts were found in the evidence: a citation holding
     one of them shares it, so dropping the others loses no fact. A claim with no content word
-    is not judged."""
-    said = _content_tokens(claim)  # read once for all of the claim's citations
+    is not judged. ``numbered``: the claim's ``digit_tokens``, its numbers and identifiers as
+    written (one of them in the evidence shares a content word with it: the first look)."""
+    said = _ContentTokens(claim)  # read once, as far as needed, for all of its citations
     wanted: frozenset[str] | None = None  # the claim's stems: only where no word is shared
     for i, found in zip(passing, evidence, strict=True):
-        if _says_one_of(found.text, said):
-            continue  # a content word of the claim, as written, is in the evidence
+        if any(contains_words(found.text, token) for token in numbered) or said.one_in(found.text):
+            continue  # a number, identifier or content word of the claim, as written
         if wanted is None:
             wanted = content_words(claim)
             if not wanted:
@@ -782,26 +815,40 @@ _WORD_TOKEN = re.compile(r"[^\W_]+")
 _EDGE_PUNCTUATION = "\"'.,;:!?()[]{}"
 
 
-def _content_tokens(claim: str) -> list[str]:
+class _ContentTokens:
     """The claim's space-separated tokens that are a whole run of letters or digits (edge
-    punctuation aside) and no function word: content words as written, each once."""
-    out: list[str] = []
-    for token in claim.split():
-        word = token.strip(_EDGE_PUNCTUATION)
-        if not word.isalnum() or (len(word) < 2 and not word.isdigit()) or word in STOPWORDS:
-            continue
-        if word not in out:
-            out.append(word)
-    return out
+    punctuation aside) and no function word: content words as written, each once, read from
+    the claim only as far as a question about them needs (most evidence holds one of the first
+    few), and kept for the next question."""
 
+    __slots__ = ("_read", "_rest", "_seen")
 
-def _says_one_of(text: str, words: list[str]) -> bool:
-    """Whether one of the claim's content ``words`` (``_content_tokens``) occurs in ``text``
-    on word bounds: then their content words surely meet (the fast half of ``_relevant``)."""
-    for word in words:  # noqa: SIM110 (a loop, not any() over a generator: per citation)
-        if contains_words(text, word):
-            return True
-    return False
+    def __init__(self, claim: str) -> None:
+        self._rest = iter(claim.split())
+        self._read: list[str] = []
+        self._seen: set[str] = set()
+
+    def one_in(self, text: str) -> bool:
+        """Whether one of them occurs in ``text`` on word bounds: then the claim's content
+        words and the text's surely meet (the fast half of ``_relevant``)."""
+        for word in self._read:
+            if contains_words(text, word):
+                return True
+        seen, read = self._seen, self._read
+        for token in self._rest:
+            word = token.strip(_EDGE_PUNCTUATION)
+            if (
+                not word.isalnum()
+                or (len(word) < 2 and not word.isdigit())
+                or word in STOPWORDS
+                or word in seen
+            ):
+                continue
+            seen.add(word)
+            read.append(word)
+            if contains_words(text, word):
+                return True
+        return False
 
 
 def with_kept_from(first: Verdict, repaired: Verdict) -> Verdict:
@@ -826,6 +873,7 @@ _REANCHORABLE = frozenset(
         "unrelated_evidence",
         "number_not_in_source",
         "identifier_not_in_source",
+        "name_not_in_source",
         "quote_in_other_source",
     }
 )
@@ -919,7 +967,12 @@ def settled_claim(n: int, text: str, citations: tuple[Citation, ...]) -> Claim:
     return Claim(text, citations, False, "no_valid_citation", f"claim {n} has no valid citation")
 
 
-_FACT_NAMES = {"identifier": "identifier", "number": "number", "quoted_text": "quoted words"}
+_FACT_NAMES = {
+    "identifier": "identifier",
+    "number": "number",
+    "quoted_text": "quoted words",
+    "name": "name",
+}
 
 
 def _fact_label(gap: Missing) -> str:

@@ -67,6 +67,7 @@ _SUPPORT_REASONS = {
     "identifier_not_in_source",
     "number_not_in_source",
     "quoted_text_not_in_source",
+    "name_not_in_source",
 }
 
 

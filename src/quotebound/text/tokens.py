@@ -113,6 +113,12 @@ class Evidence:
         return self._numbers
 
 
+def digit_tokens(text: str) -> list[str]:
+    """The tokens of normalised ``text`` that hold a digit, in order (``_tokens``): a number
+    or identifier a text holds on word bounds shares its content words with the text."""
+    return _tokens(text) if not DIGITS.isdisjoint(text) else []
+
+
 def _tokens(text: str) -> list[str]:
     """The tokens with a digit, in order: each whole run of letters, digits and ``_.,-`` that
     holds a digit, its edge ``.,-`` stripped. Found from each first digit (far cheaper than a
@@ -130,12 +136,13 @@ def _tokens(text: str) -> list[str]:
     return tokens
 
 
-def held_as_written(text: str, held: list[str]) -> bool:
+def held_as_written(text: str, held: list[str], tokens: list[str] | None = None) -> bool:
     """True only when ``missing_facts`` finds no identifier or number of ``text`` missing
     from ``held``, because each token ``scan`` reads is a plain number (whose every fact is
     written as the token itself) or an identifier, found as written, on word boundaries, in
-    one of the texts. False where that is not so (the full check then decides)."""
-    for token in _tokens(text):
+    one of the texts. False where that is not so (the full check then decides). ``tokens``:
+    ``digit_tokens(text)``, where the caller has them already."""
+    for token in _tokens(text) if tokens is None else tokens:
         if not (
             token.isdigit()
             or _NUMBER.fullmatch(token) is not None
