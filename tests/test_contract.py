@@ -206,6 +206,13 @@ def test_the_extractive_provider_offers_only_quotes_the_policy_accepts() -> None
         "Weeks Of Paid Parental Leave For Employees In Germany",  # a heading
         "How many weeks of paid parental leave do employees get?",  # a question
         "This means weeks of paid parental leave are paid in full.",  # leans on what was before
+        # issue 53's shapes, served by the fallback before: each leans on or points at text
+        # that is not there
+        "It gives weeks of paid parental leave to employees in full.",
+        "In addition, weeks of paid parental leave are paid in full.",
+        "Weeks of paid parental leave may refer to:",
+        "The following lists weeks of paid parental leave by country.",
+        "Weeks of paid parental leave for employees are as follows:",
     ],
 )
 def test_the_extractive_provider_answers_only_with_sentences_kept_as_claims(best: str) -> None:

@@ -632,6 +632,8 @@ def fragment(text: str, normalized: str | None = None) -> str | None:
         return "a question, not a statement"
     if _starts_mid_sentence(stripped):
         return _MID_SENTENCE
+    if _points_elsewhere(stripped):
+        return _POINTER
     why = _word_rules(stripped, normalized)
     return why if why is not None or not _leans_back(stripped) else _LEANS_BACK
 
@@ -702,16 +704,38 @@ def _starts_mid_sentence(stripped: str) -> bool:
 
 
 _LEANS_BACK = (
-    'a sentence that leans on the one before it (it opens with "this", "that", "these" '
-    'or "those", which stand for something said there)'
+    "a sentence that leans on the one before it (it opens with a word that stands for "
+    'something said there: "this", "these", "it", "also", "in addition", ...)'
 )
+_POINTER = (
+    'a pointer to text that is not there (a line ending with a colon, "the following ...", '
+    '"... may refer to"), not a statement'
+)
+# A line that introduces what follows it, or a disambiguation page's line: "Crimean campaign
+# can refer to:", "The following lists the number one best-selling singles ...", "Benefits
+# include:". (A heading with a colon inside, "Eligibility: All Full-Time Employees", states a
+# value and passes: the colon must end the line.)
+_POINTS = re.compile(
+    r"^[\"'\u201c(*_\s]*the following (?:is|are|lists?|table|tables|list|shows?|describes?|"
+    r"gives?|provides?)\b|\b(?:may|can|might) (?:also )?refer to\b|:\s*[\"'\u201d)*_]*\s*$",
+    re.IGNORECASE,
+)
+
+
+def _points_elsewhere(stripped: str) -> bool:
+    """Whether ``stripped`` is a lead-in or a disambiguation line (``_POINTS``)."""
+    if ":" not in stripped and "refer" not in stripped and "ollowing" not in stripped[:24]:
+        return False
+    return _POINTS.search(stripped) is not None
+
+
 # Demonstratives opening a claim stand for what a sentence before it said: "This will help you
 # to ensure ...", "That's why our plan provides ...", "These sources do not speak of ...".
 # Followed by a capitalised word or "'70s" they start a title ("This Is Us was created by
-# ...", "That '70s Show aired ..."). A personal pronoun is left alone: in an answer it
+# ...", "That '70s Show aired ..."). A plural personal pronoun is left alone: in an answer it
 # mostly stands for what the question named ("They shoot Guy's Grocery Games inside Field's
-# Market ..." for "where do they shoot Guy's Grocery Games"). Read after any opening quotes,
-# brackets and bullets; matched as written, capitalised.
+# Market ..." for "where do they shoot Guy's Grocery Games"); "It" is not (``_IT``). Read
+# after any opening quotes, brackets and bullets; matched as written, capitalised.
 _LEADING = "\"'\u201c\u2018\u201e\u2039\u00ab([*_> \t\u00a0\u2022\u00b7\u25aa\u25e6\u2023\u2219"
 # A list item's mark at the start of a claim copied from a list: "• ", "- ", "3. ", "(b) " (the
 # pipeline drops it from the served text: ``pipeline.served_text``).
@@ -721,13 +745,39 @@ _DEMONSTRATIVE = re.compile(
 )
 
 
+# Openings that stand for what a sentence before said, besides the demonstratives: a
+# connective ("In addition, Su Mingcheng also broke the news ...", "However, ..."), and "It"
+# as a subject ("It has a length of 365 days ..."), unless it opens "It is important to ..."
+# (an expletive: what follows says what it is about) or a title ("It Follows was ...").
+_CONNECTIVE = re.compile(
+    r"(?:In addition|Additionally|Also(?! known)|Furthermore|Moreover|Besides|However|"
+    r"Likewise|Similarly|Therefore|Thus(?! far)|Hence|Consequently|As a result|Nevertheless|"
+    r"Nonetheless|Meanwhile|Otherwise|Instead)\b(?!-)"
+)
+_IT = re.compile(
+    r"It(?:['\u2019]s)?\s+(?=[a-z])(?!(?:is|was|'s|\u2019s|will be|would be|"
+    r"may be|can be|has been|had been)\s+(?:\w+\s+){0,2}?(?:to|that|for|whether)\b)"
+)
+
+
+_OPENING_CAPITALS = frozenset("IAFMBHLSTCNO")  # the first letters of those openings
+
+
 def _leans_back(stripped: str) -> bool:
     """Whether ``stripped`` opens (after quotation marks, brackets and a list mark) with a
-    demonstrative standing for something said before it ("This", "That", "These", "Those",
-    then anything but a capitalised word or "'70s": those start a title)."""
+    word standing for something said before it: a demonstrative ("This", "That", "These",
+    "Those", then anything but a capitalised word or "'70s": those start a title), a
+    connective ("In addition", "Also", "However", ...: ``_CONNECTIVE``) or "It" as a subject
+    (``_IT``)."""
     opening = stripped.lstrip(_LEADING)
     mark = LIST_MARK.match(opening)
-    found = _DEMONSTRATIVE.match(opening[mark.end() :].lstrip(_LEADING) if mark else opening)
+    if mark:
+        opening = opening[mark.end() :].lstrip(_LEADING)
+    if opening[:1] in _OPENING_CAPITALS and (
+        _CONNECTIVE.match(opening) is not None or _IT.match(opening) is not None
+    ):
+        return True
+    found = _DEMONSTRATIVE.match(opening)
     if found is None:
         return False
     after = found.group(2)  # the next word's first two characters
@@ -757,6 +807,8 @@ def _fragment_by_definition(stripped: str) -> str | None:
     property test checks it)."""
     if _starts_mid_sentence(stripped):
         return _MID_SENTENCE
+    if _points_elsewhere(stripped):
+        return _POINTER
     normalized = normalize(stripped)
     if _sentence_words(normalized) < MIN_CLAIM_WORDS:
         return "a fragment"
