@@ -539,6 +539,59 @@ def test_the_support_tier_never_brings_a_fragment_back(store: Store) -> None:
         assert verdict.claims[0].citations[0].entailment is None  # not judged at all
 
 
+# -- a paraphrase the support tier cannot follow: the source's own sentence is served --------
+
+
+def test_a_paraphrase_failing_only_support_is_served_as_its_quotes_sentence(
+    store: Store,
+) -> None:
+    """Issue 45: the quote is verbatim and on the claim's words; the tier did not follow the
+    model's paraphrase. The answer serves the cited source's sentence (its own words), not an
+    abstention; the model's claim is kept beside it (``restates``)."""
+    from quotebound.entailment.heuristic import HeuristicBackend
+
+    paraphrase = "The firm supplements state benefits in Germany so pay stays whole for 14 weeks."
+    quote = "tops up statutory parental allowance to full salary for the first 14 weeks"
+    provider = _scripted_for(store, [lambda ids: answer_json((paraphrase, ids[GERMANY], quote))])
+    answer = ask(QUESTION, store, provider, AskOptions(entailment=HeuristicBackend()))
+    assert answer.status == "grounded" and not answer.repaired
+    [claim] = answer.claims
+    assert claim.text == GERMANY
+    final = answer.verdicts[-1]
+    [kept] = final.kept_claims
+    assert kept.restates == paraphrase and "quoted" in final.tiers
+    assert kept.citations[0].quote == GERMANY and kept.citations[0].valid
+    # off: the claim is dropped and the answer abstains (the repair turn has the same output)
+    provider = _scripted_for(
+        store, [lambda ids: answer_json((paraphrase, ids[GERMANY], quote))] * 2
+    )
+    off = AskOptions(entailment=HeuristicBackend(), source_sentences=False)
+    assert ask(QUESTION, store, provider, off).status == "abstained"
+
+
+def test_a_source_sentence_that_is_a_fragment_is_never_served_in_a_claims_place(
+    store: Store,
+) -> None:
+    from quotebound import Source, WorkingSet, verify
+    from quotebound.entailment.heuristic import HeuristicBackend
+    from quotebound.entailment.tier import check_entailment
+    from quotebound.verify import quoted_sentences
+
+    ws = WorkingSet(
+        [Source("S1", "It tops up statutory parental allowance to full salary for 14 weeks.")]
+    )
+    raw = answer_json(
+        (
+            "The firm supplements state benefits in Germany so pay stays whole for 14 weeks.",
+            "S1",
+            "tops up statutory parental allowance to full salary for 14 weeks",
+        )
+    )
+    judged = check_entailment(verify(ws, raw), ws, HeuristicBackend())
+    assert [c.reason for c in judged.claims[0].citations] == ["not_entailed"]
+    assert quoted_sentences(judged, ws) is judged  # "It ...": leans on what is not there
+
+
 # -- the answer check: verified quotes on the topic that do not answer the question -----------
 
 

@@ -54,6 +54,7 @@ from .verify import (
     LIST_MARK,
     Policy,
     Verdict,
+    quoted_sentences,
     reanchor,
     verify,
     with_kept_from,
@@ -193,6 +194,11 @@ class AskOptions:
     # (``verify.reanchor``); the entailment tier then judges that sentence. False: the model's
     # own citations only.
     reanchor: bool = True
+    # Serve a claim the entailment tier alone dropped (its quote verbatim, on its words, and
+    # the tier did not follow the model's paraphrase) as the cited source's own sentence
+    # (``verify.quoted_sentences``; the answer check then judges it like any claim). False:
+    # such a claim is dropped.
+    source_sentences: bool = True
     # When the answer would be an abstention (nothing verified, the model's own abstention, or
     # the answer check refused it), ask this provider the first request once more: the
     # extractive one answers with the sources' own sentences. Its answer is verified, support-
@@ -723,6 +729,8 @@ def _judged(
             placed = reanchor(verdict, ws, policy, ANCHOR_SHARE, AFTER_ENTAILMENT)
             if placed is not verdict:
                 verdict = check_entailment(placed, ws, opts.entailment, sentences=sentences)
+        if opts.source_sentences:  # what the tier still refuses: the quote's own sentence
+            verdict = quoted_sentences(verdict, ws, policy)
         clock.lap("entailment_ms", at)
     return verdict
 

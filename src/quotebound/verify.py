@@ -52,7 +52,7 @@ from .text.words import (
 # code placed (``reanchor``, ``Citation.anchored``, tier "anchor"); 5: quotes in parts
 # (``Citation.spans``: elisions and editorial brackets) and providers' own citations
 # (``Citation.native``); 6: writing notes on a claim (``Claim.notes``, ``Policy.strict``)
-VERDICT_VERSION = 6
+VERDICT_VERSION = 7
 DEFAULT_MIN_QUOTE_WORDS = 4
 DEFAULT_MAX_QUOTE_WORDS = 40
 _T = TypeVar("_T")
@@ -236,6 +236,9 @@ class Claim:
     # Writing faults that did not decide keep or drop (``Policy.strict`` off): each a sentence
     # such as "a piece of a sentence (it starts mid-sentence)". Empty when there is none.
     notes: tuple[str, ...] = ()
+    # The model's claim that this one stands for, in the cited source's own words, where the
+    # support tier did not find the model's words in its verbatim quote (``quoted_sentences``).
+    restates: str | None = None
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "claim") -> Claim:
@@ -249,6 +252,7 @@ class Claim:
             _optional(d, "reason", str, where),
             _optional(d, "message", str, where),
             _strings(d, "notes", (), where),
+            _optional(d, "restates", str, where),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -258,6 +262,7 @@ class Claim:
             "reason": self.reason,
             "message": self.message,
             "notes": list(self.notes),
+            "restates": self.restates,
             "citations": [c.to_dict() for c in self.citations],
         }
 
@@ -990,6 +995,57 @@ def reanchor(
     done = tuple(claims)
     tiers = verdict.tiers if "anchor" in verdict.tiers else (*verdict.tiers, "anchor")
     return replace(verdict, claims=done, status=verdict_status(done), tiers=tiers)
+
+
+def quoted_sentences(verdict: Verdict, ws: WorkingSet, policy: Policy = DEFAULT_POLICY) -> Verdict:
+    """``verdict`` with each claim dropped by the support tier alone (a citation of it passed
+    every code check, its quote verbatim and sharing the claim's words, and the tier found the
+    quote does not say the claim: ``not_entailed``) served as the cited source's own sentence
+    that holds that quote: the source's words, quoted whole (seed 003's quote-then-answer), a
+    claim that says exactly what its evidence says. The model's claim is kept beside it
+    (``Claim.restates``). Only where that sentence is itself a claim (``fragment`` passes it),
+    within the quote bounds, and passes every code check as a quote of itself; the pipeline's
+    answer check then decides whether it answers the question. Abstaining is left to evidence
+    that the sources do not answer, not to a paraphrase the tier could not follow."""
+    claims = list(verdict.claims)
+    changed = False
+    for i, claim in enumerate(claims):
+        if claim.kept:
+            continue
+        judged = [c for c in claim.citations if c.reason == "not_entailed" and c.span]
+        for cited in judged:
+            sentence = _sentence_at(ws, cited.source or "", cited.span or (0, 0))
+            if sentence is None or fragment(sentence) is not None:
+                continue
+            quote = ParsedCitation(cited.source, cited.source, sentence, needs_quote=True)
+            checked = _check_claim(ws, i + 1, ParsedClaim(sentence, [quote]), policy)
+            if checked.kept:
+                claims[i] = replace(checked, restates=claim.text)
+                changed = True
+                break
+    if not changed:
+        return verdict
+    done = tuple(claims)
+    tiers = verdict.tiers if "quoted" in verdict.tiers else (*verdict.tiers, "quoted")
+    return replace(verdict, claims=done, status=verdict_status(done), tiers=tiers)
+
+
+def _sentence_at(ws: WorkingSet, sid: str, span: tuple[int, int]) -> str | None:
+    """The whole sentences of source ``sid`` that ``span`` lies in, as written, or None."""
+    src = ws.get(sid)
+    if src is None or src.kind == "user":
+        return None
+    start = end = None
+    for a, b in sentence_spans(src.text):
+        if a <= span[0] < b or (start is None and span[0] < a):
+            start = a if start is None else start
+        if start is not None:
+            end = b
+            if b >= span[1]:
+                break
+    if start is None or end is None:
+        return None
+    return src.text[start:end].strip() or None
 
 
 def _negated(text: str) -> bool:
