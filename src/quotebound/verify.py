@@ -1014,10 +1014,11 @@ def quoted_sentences(verdict: Verdict, ws: WorkingSet, policy: Policy = DEFAULT_
             continue
         judged = [c for c in claim.citations if c.reason == "not_entailed" and c.span]
         for cited in judged:
-            sentence = _sentence_at(ws, cited.source or "", cited.span or (0, 0))
+            sid = cited.source or ""
+            sentence = _sentence_at(ws, sid, cited.span or (0, 0))
             if sentence is None or fragment(sentence) is not None:
                 continue
-            quote = ParsedCitation(cited.source, cited.source, sentence, needs_quote=True)
+            quote = ParsedCitation(sid, sid, sentence, needs_quote=True)
             checked = _check_claim(ws, i + 1, ParsedClaim(sentence, [quote]), policy)
             if checked.kept:
                 claims[i] = replace(checked, restates=claim.text)
