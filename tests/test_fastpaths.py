@@ -514,7 +514,7 @@ def test_a_number_or_identifier_held_as_written_shares_content_words(
     """The relevance rule's first look: a claim's number or identifier that the evidence holds
     on word bounds means their content words meet (the definition agrees)."""
     from quotebound.text.tokens import digit_tokens
-    from quotebound.text.words import content_words, contains_words
+    from quotebound.text.words import contains_words, content_words
 
     for token in digit_tokens(claim):
         if contains_words(evidence + " " + token, token):

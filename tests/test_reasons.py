@@ -35,6 +35,7 @@ def test_every_citation_reason_has_one_stage() -> None:
         "number_not_in_source",
         "quoted_text_not_in_source",
         "name_not_in_source",
+        "quote_word_changed",
     }
 
 

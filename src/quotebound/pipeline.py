@@ -844,6 +844,7 @@ _UNSUPPORTED = frozenset(
         "number_not_in_source",
         "identifier_not_in_source",
         "name_not_in_source",
+        "quote_word_changed",
     }
 )
 

@@ -60,6 +60,10 @@ _CITATION: dict[str, tuple[Stage, str]] = {
         "support",
         "words the claim puts in quotation marks are not in the evidence",
     ),
+    "quote_word_changed": (
+        "support",
+        "the claim copies its quote but changes a word that reverses or narrows it",
+    ),
     "name_not_in_source": (
         "support",
         "a proper name the claim states is not in the cited evidence or its source's title",

@@ -32,6 +32,8 @@ from .parsing import DEFAULT_SENTINELS, FORMATS, Parsed, ParsedCitation, ParsedC
 from .reasons import STATUSES
 from .sources import WorkingSet
 from .support import Missing, claim_gap, missing_names, states_number_or_date
+from .text.changes import changed_word
+from .text.changes import words as claim_words
 from .text.markup import original_span
 from .text.normalize import NORMALIZATION_VERSION, NormalizedText, normalize, scrub
 from .text.quoteparts import QuoteParts, adds_polarity, locate_parts, split_quote
@@ -542,7 +544,22 @@ def _support(
             results[i] = replace(
                 results[i], valid=False, reason=_SUPPORT_REASON[gap.kind], message=message
             )
-    elif policy.relevance:
+        return
+    said_words: list[str] | None = None  # the claim's words, read once for its quotes
+    for i, found in zip(passing, evidence, strict=True):
+        if results[i].quote and results[i].span is not None:
+            if said_words is None:
+                said_words = claim_words(normalized)
+            change = changed_word(said_words, found.text)
+            if change is not None:
+                message = (
+                    f"claim {n} copies its quote from {results[i].source} but changes what it "
+                    f"says: {change}; write what the quote says"
+                )
+                results[i] = replace(
+                    results[i], valid=False, reason="quote_word_changed", message=message
+                )
+    if policy.relevance:
         if context is None:
             _relevant(n, normalized, results, passing, evidence, numbered)
         else:
@@ -931,6 +948,7 @@ _REANCHORABLE = frozenset(
         "number_not_in_source",
         "identifier_not_in_source",
         "name_not_in_source",
+        "quote_word_changed",
         "quote_in_other_source",
     }
 )

@@ -128,7 +128,8 @@ def test_a_claim_naming_its_subject_otherwise_than_its_quote_is_dropped(
         (
             "Different stadiums exist, and Estadio Maracaná holds 5,500 people.",
             "S1",
-            "Estadio Maracaná is a multi-purpose stadium in Panama City, Panama. It holds 5,500 people",
+            "Estadio Maracaná is a multi-purpose stadium in Panama City, Panama. "
+            "It holds 5,500 people",
         ),
     ],
 )

@@ -68,6 +68,7 @@ _SUPPORT_REASONS = {
     "number_not_in_source",
     "quoted_text_not_in_source",
     "name_not_in_source",
+    "quote_word_changed",
 }
 
 
