@@ -138,12 +138,16 @@ _LOCAL_TESTS = (
     "tests/test_local.py::test_real_local_model_answers_under_the_contract",
     "tests/test_entailment.py::test_real_local_model_judges_obvious_pairs",
     "tests/test_ask_cli.py::test_the_judge_beside_the_extractive_provider_is_the_packaged_judge_model",
+    # the README's ask, as shown: the embedded model
+    "tests/test_readme.py::test_every_readme_command_runs_as_shown",
 )
 NEEDS: dict[str, str] = {
     **dict.fromkeys(_ENTAIL_TESTS, "entail"),
     **dict.fromkeys(_LOCAL_TESTS, "local"),
     # docs/integrations.md runs an example per framework
     "tests/test_docs.py::test_docs_python_examples_run[integrations.md]": "integrations",
+    # docs/answering.md runs the defaults (MiniLM: the support tier, the answer check)
+    "tests/test_docs.py::test_docs_python_examples_run[answering.md]": "entail",
 }
 # Not listed: a test that skips itself part-way (pytest.importorskip of an extra's module, as
 # test_entailment.py::test_make_backend does after its checks that need no extra) keeps running

@@ -143,12 +143,3 @@ def test_verify_page_verdict_example_is_real() -> None:
         }
     )
     assert verify(WorkingSet.from_dicts(sources), raw).to_dict() == shown
-
-
-def test_readme_python_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    text = (DOCS.parent / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
-    assert blocks
-    for block in blocks:
-        exec(compile(block, "README.md", "exec"), {})
-    assert capsys.readouterr().out.split() == ["ungrounded", "number_not_in_source"]
