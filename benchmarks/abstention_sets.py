@@ -16,9 +16,10 @@ licence):
 Each set but CLAPNQ is cut by a seeded shuffle into a **fit** half (the first half of the
 order) and a **report** half (the rest): thresholds are to be chosen on fit halves, figures
 reported on report halves (``--half``). Every question is asked as ``quotebound ask`` asks it by
-default: the support tier ``fast``, the answer check ``auto`` (``both`` beside the packaged
-1.5B, ``fast`` beside others), the extractive fallback (``answer_quality.run``); each question's
-passages are ingested as its own corpus (Contoso's PDFs are one corpus).
+default, every part made by ``quotebound.defaults`` (``answer_quality.run``): the support tier
+``fast``, the answer check ``auto`` (``both`` beside the packaged 1.5B, ``fast`` beside
+others), BM25's hits re-ranked by MiniLM, the extractive fallback; each question's passages are
+ingested as its own corpus (Contoso's PDFs are one corpus).
 
 Per set it prints correct abstention (on unanswerable questions) and false abstention (on
 answerable ones) with 95% Wilson intervals, the served citations' validity, fragments and
@@ -177,7 +178,7 @@ def main() -> int:
                     bench.ingest(store)
             else:
                 ingest(items, url)
-            tally: Tally = run(args.provider, items, url, False, "fast", "auto", fallback=True)
+            tally: Tally = run(args.provider, items, url, False)  # ask's defaults, all of them
         by_id = {i.id: i for i in items}
         rows = tally.rows
         everything[name] = rows

@@ -36,9 +36,10 @@ the first 100 per split that this script asks, so samples up to ``--per-split 10
 ``--store FILE`` keeps the store (passages and every answer's trace, with what the model
 wrote): ``benchmarks/answer_replay.py`` verifies those answers again under other settings.
 
-``--answer-check auto --fallback extractive`` runs what ``quotebound ask`` runs by default
-(the answer check acting, ``both`` beside the packaged 1.5B and ``fast`` beside the others,
-and the sources' own sentences when an answer would abstain).
+``--answer-check auto --fallback extractive --rerank dense`` runs what ``quotebound ask`` runs by
+default (the answer check acting, ``both`` beside the packaged 1.5B and ``fast`` beside the
+others, the sources' own sentences when an answer would abstain, BM25's hits re-ranked by
+MiniLM), every part made by ``quotebound.defaults`` as ``ask`` makes it.
 
 ``--order claim-first`` measures the contract's other order (the issue's "quote-first where
 it measures better"): each claim's text before its citations in the JSON schema the decoder
@@ -71,11 +72,13 @@ from typing import Any
 from quotebound import contract
 from quotebound.corpus import LoadedDocument
 from quotebound.coverage import states_no_fact
-from quotebound.entailment import make_backend
-from quotebound.entailment.answers import AnswerChecker, BothAnswerCheck, chosen_check
+from quotebound.defaults import defaults
+from quotebound.entailment import DEFAULT_TIER
+from quotebound.entailment.answers import DEFAULT_ANSWER_CHECK, DEFAULT_FALLBACK
 from quotebound.entailment.judge import JUDGE_MODEL, JudgeBackend
+from quotebound.entailment.rerank import DEFAULT_RERANK, RERANKS
 from quotebound.ingest import chunk_document
-from quotebound.pipeline import Answer, AskOptions, ask
+from quotebound.pipeline import Answer, ask
 from quotebound.providers import ExtractiveProvider, Provider
 from quotebound.store import open_store
 from quotebound.text import normalize
@@ -317,30 +320,28 @@ def run(
     items: list[Item],
     store_url: str,
     progress: bool,
-    tier: str,
-    check: str,
+    tier: str = DEFAULT_TIER,
+    check: str = DEFAULT_ANSWER_CHECK,
     reanchor: bool = True,
-    fallback: bool = False,
+    fallback: str = DEFAULT_FALLBACK,
+    rerank: str = DEFAULT_RERANK,
 ) -> Tally:
-    acting = check == "on"
+    """Each item asked of its own corpus by ``name``, beside the parts ``quotebound ask`` runs,
+    made by ``quotebound.defaults`` (``tier``, ``check``, ``fallback``, ``rerank``: the options
+    of ``ask``, their defaults its defaults); ``check`` ``shadow``: none acting, the judge's
+    computed beside each served answer and reported."""
     provider = make(name)
-    backend = None if tier == "off" else make_backend(tier)
-    checker = None
-    if check in ("auto", "both"):  # as ask chooses: both beside the packaged 1.5B, else fast
-        check = chosen_check(check, provider)
-    fast_check = AnswerChecker.beside(backend) if check in ("fast", "both") else None
-    acts: Any = fast_check
-    if check == "both" and not provider.capabilities.logprobs:
-        sys.exit(f"--answer-check both needs log-probabilities ({name} returns none)")
-    if check == "both" and fast_check is not None:
-        acts = BothAnswerCheck(fast_check, JudgeBackend(provider), owns_judge=False)
-    fast = acts.answers if acts is not None else None
-    extract = None  # the fallback as ask makes it: ranked beside the fast check
-    if fallback:
-        extract = fast_check.extractor() if fast_check is not None else ExtractiveProvider()
-    if check not in ("off", "fast", "both") and name != "extractive":
-        own = provider.model == JUDGE_MODEL
-        checker = JudgeBackend(provider if own else make("local-1.5b"))
+    shadow = check == "shadow"
+    made = defaults(
+        provider,
+        entailment=tier,
+        answer_check="off" if shadow else check,
+        rerank=rerank,
+        fallback=fallback,
+    )
+    judge = None  # the shadow judge: on the answering model when it is the judge's own
+    if shadow and name != "extractive":
+        judge = JudgeBackend(provider if provider.model == JUDGE_MODEL else make("local-1.5b"))
     tally = Tally()
     try:
         with open_store(store_url) as store:
@@ -350,32 +351,21 @@ def run(
             both += yes[len(no) :] + no[len(yes) :]  # the two kinds alternate: a run cut short
             for n, item in enumerate(both, 1):  # is still balanced
                 started = time.perf_counter()
-                answer = ask(
-                    item.question,
-                    store,
-                    provider,
-                    AskOptions(
-                        corpora=[item.corpus_name],
-                        max_tokens=700,
-                        entailment=backend,
-                        answer_check=checker.answers if checker is not None and acting else fast,
-                        reanchor=reanchor,
-                        fallback=extract,
-                    ),
+                options = made.options(
+                    corpora=[item.corpus_name], max_tokens=700, reanchor=reanchor
                 )
+                answer = ask(item.question, store, made.provider, options)
                 score(tally, item, answer, time.perf_counter() - started)
-                if checker is not None and not acting and answer.claims:
-                    tally.rows[-1]["shadow"] = shadow_checks(checker, item.question, answer)
+                if judge is not None and answer.claims:
+                    tally.rows[-1]["shadow"] = shadow_checks(judge, item.question, answer)
                 if progress:
                     print(f"\r{name}: {n}/{len(items)}", end="", file=sys.stderr, flush=True)
                 else:  # one JSON line per question: a long run can be read while it goes
                     print(json.dumps({"provider": name, **tally.rows[-1]}), file=sys.stderr)
     finally:
-        provider.close()
-        if backend is not None:
-            backend.close()
-        if checker is not None and checker.provider is not provider:
-            checker.close()
+        made.close()
+        if judge is not None and judge.provider is not provider:
+            judge.close()
         if progress:
             print(file=sys.stderr)
     return tally
@@ -492,9 +482,10 @@ def main(argv: list[str] | None = None) -> int:
         default="shadow",
         help="on: ask runs the judge's (an answer it refuses is an abstention); shadow: the "
         "judge's is computed beside each served answer and reported, never acting; fast: ask "
-        "runs the fast one; both: the fast one and the judge on the answering model averaged "
-        "(it must return log-probabilities); auto (quotebound ask's default): both beside the "
-        "packaged 1.5B, else fast; off: none",
+        "runs the fast one; both: the fast one and the judge averaged (as ask runs it: the "
+        "judge on the answering model when that is the packaged 1.5B, else on the packaged "
+        "1.5B); auto (quotebound ask's default): both beside the packaged 1.5B, else fast; "
+        "off: none",
     )
     parser.add_argument(
         "--fallback",
@@ -502,6 +493,13 @@ def main(argv: list[str] | None = None) -> int:
         default="off",
         help="extractive (quotebound ask's default): an answer that would be an abstention gets "
         "the sources' own sentences when they pass every check (AskOptions.fallback)",
+    )
+    parser.add_argument(
+        "--rerank",
+        choices=RERANKS,
+        default="off",
+        help="dense (quotebound ask's default): BM25's hits re-ranked by MiniLM before packing; "
+        "off (as the reported runs): BM25's order",
     )
     parser.add_argument(
         "--reanchor",
@@ -546,7 +544,8 @@ def main(argv: list[str] | None = None) -> int:
                 args.entailment,
                 args.answer_check,
                 args.reanchor == "on",
-                args.fallback == "extractive",
+                args.fallback,
+                args.rerank,
             )
     report(results, items, args.entailment)
     if args.json:

@@ -38,15 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from answer_quality import served_claims
-from quotebound.entailment import make_backend
-from quotebound.entailment.answers import (
-    FALLBACKS,
-    AnswerChecker,
-    BothAnswerCheck,
-    chosen_check,
-    fallback_for,
-)
-from quotebound.entailment.judge import JudgeBackend
+from quotebound.defaults import defaults, make_reranker
+from quotebound.entailment.answers import FALLBACKS, chosen_check
 from quotebound.entailment.rerank import RERANKS, DenseReranker
 from quotebound.ingest import chunk_document, load_file
 from quotebound.packing import DEFAULT_BUDGET_CHARS, pack
@@ -133,9 +126,9 @@ def main(argv: list[str] | None = None) -> int:
         choices=("auto", "fast", "both", "off"),
         default="auto",
         help="as ask --answer-check: auto (the default) both beside the packaged 1.5B, fast "
-        "beside any other provider; both the fast check and the judge on the answering model "
-        "averaged; fast alone; off none (every question here has an answer in the PDFs: what "
-        "a check refuses is what it costs)",
+        "beside any other provider; both the fast check and the judge averaged (the judge on "
+        "the answering model where ask puts it there); fast alone; off none (every question "
+        "here has an answer in the PDFs: what a check refuses is what it costs)",
     )
     parser.add_argument(
         "--fallback",
@@ -184,41 +177,31 @@ def _run(args: argparse.Namespace, items: list[tuple[str, set[tuple[str, int]]]]
         ingest(store)
         print(f"ingested 6 PDFs in {time.perf_counter() - started:.1f} s; {len(items)} questions")
         for name in args.providers:
-            provider = make_provider(name, None)
-            tier = None if args.entailment == "off" else make_backend(args.entailment)
-            checker = AnswerChecker.beside(tier) if args.answer_check != "off" else None
-            kind = chosen_check(args.answer_check, provider)  # as ask's: auto, both or fast
-            both = None
-            if kind == "both" and checker is not None:
-                if not provider.capabilities.logprobs:
-                    print(f"--answer-check both needs log-probabilities ({name} has none)")
-                    return 2
-                both = BothAnswerCheck(checker, JudgeBackend(provider), owns_judge=False)
-            check = (both or checker).answers if checker is not None else None
-            extract = fallback_for(args.fallback, checker)
-            # (no vectors kept between questions: each is timed as a fresh `quotebound ask`)
-            reranker = (
-                DenseReranker.beside(tier, checker, cache_size=0)
-                if args.rerank == "dense"
-                else None
+            # ask's parts as `quotebound ask` makes them, but a reranker that keeps no vectors
+            # between questions: each is timed as a fresh `quotebound ask`
+            made = defaults(
+                make_provider(name, None),
+                entailment=args.entailment,
+                answer_check=args.answer_check,
+                rerank="off",
+                fallback=args.fallback,
             )
+            provider = made.provider
+            kind = chosen_check(args.answer_check, provider)  # as ask's: auto, both or fast
             budget = min(DEFAULT_BUDGET_CHARS, provider.context_chars or DEFAULT_BUDGET_CHARS)
             named_first = args.named_first == "on"
-            found = retrieval(store, items, budget, reranker, named_first)
             tally: dict[str, Any] = {"gold": 0, "answered": 0, "abstained": 0, "decorative": 0}
             tally["fragments"] = tally["fallback"] = 0
             seconds = []
             try:
+                made.rerank = make_reranker(
+                    args.rerank, made.entailment, made.answer_check, cache_size=0
+                )
+                found = retrieval(store, items, budget, made.rerank, named_first)
                 for question, gold in items:
                     t0 = time.perf_counter()
-                    options = AskOptions(
-                        corpora=[CORPUS],
-                        max_tokens=700,
-                        entailment=tier,
-                        answer_check=check,
-                        fallback=extract,
-                        rerank=reranker,
-                        named_first=named_first,
+                    options = made.options(
+                        corpora=[CORPUS], max_tokens=700, named_first=named_first
                     )
                     answer = ask(question, store, provider, options)
                     seconds.append(time.perf_counter() - t0)
@@ -257,21 +240,15 @@ def _run(args: argparse.Namespace, items: list[tuple[str, set[tuple[str, int]]]]
                         flush=True,
                     )
             finally:
-                provider.close()
-                if reranker is not None:
-                    reranker.close()
-                if checker is not None:
-                    checker.close()
-                if tier is not None:
-                    tier.close()
+                made.close()
             n = len(items)
             seconds.sort()
             rows.append(
                 (
                     f"{name} ({provider.model})"
-                    + (f", answer check {kind}" if check else "")
-                    + (f", fallback {extract.model}" if extract else "")
-                    + (", reranked" if reranker else "")
+                    + (f", answer check {kind}" if made.answer_check else "")
+                    + (f", fallback {made.fallback.model}" if made.fallback else "")
+                    + (", reranked" if made.rerank else "")
                     + (", named first" if named_first else ""),
                     f"{found['top5']}/{n}",
                     f"{found['top10']}/{n}",

@@ -203,14 +203,14 @@ def test_local_provider_errors_are_clear(
 
 def _no_entail_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     """As on a light install: the fast checker cannot be made (its encoder is not installed)."""
-    import quotebound.cli as cli_module
+    import quotebound.entailment as entailment
     from quotebound.entailment import EntailmentError
     from quotebound.entailment.heuristic import EXTRA_HINT
 
     def missing(*args: object, **kwargs: object) -> object:
         raise EntailmentError(f"the entailment tier needs sentence_transformers: {EXTRA_HINT}")
 
-    monkeypatch.setattr(cli_module, "make_backend", missing)
+    monkeypatch.setattr(entailment, "make_backend", missing)  # (what quotebound.defaults makes)
 
 
 @pytest.mark.usefixtures("corpus")
@@ -325,9 +325,7 @@ def test_auto_reads_with_the_judge_only_where_the_answering_model_is_the_judges_
     """``--answer-check auto`` (the default): the fast check and the judge together when the
     answering model is the packaged 1.5B (the judge then runs on that very model, no second
     one loaded), the fast check alone beside any other provider."""
-    import click
-
-    from quotebound.cli import _answer_checker, cli
+    from quotebound.defaults import make_answer_check
     from quotebound.entailment.answers import AnswerChecker, BothAnswerCheck
     from quotebound.entailment.judge import JUDGE_MODEL
     from quotebound.providers.scripted import ScriptedProvider
@@ -335,18 +333,18 @@ def test_auto_reads_with_the_judge_only_where_the_answering_model_is_the_judges_
     class Local(ScriptedProvider):
         name = "local"  # the answering model's name and file, as the local provider has them
 
-    with click.Context(cli.commands["ask"]):
-        own = Local([], model=JUDGE_MODEL, logprobs=True)
-        both = _answer_checker("auto", own, None)
-        assert isinstance(both, BothAnswerCheck) and both.judge.provider is own
-        other = Local([], model="qwen2.5-coder-0.5b-instruct-q4_k_m", logprobs=True)
-        fast = _answer_checker("auto", other, None)
-        assert isinstance(fast, AnswerChecker)
-        scripted = _answer_checker("auto", ScriptedProvider([]), None)
-        assert isinstance(scripted, AnswerChecker)
-        assert _answer_checker("off", own, None) is None
-        for made in (both.fast, fast, scripted):
-            made.close()
+    own = Local([], model=JUDGE_MODEL, logprobs=True)
+    both = make_answer_check("auto", own, None)
+    assert isinstance(both, BothAnswerCheck) and both.judge.provider is own
+    assert not both.owns_judge  # the judge is the answering model: closed with it
+    other = Local([], model="qwen2.5-coder-0.5b-instruct-q4_k_m", logprobs=True)
+    fast = make_answer_check("auto", other, None)
+    assert isinstance(fast, AnswerChecker)
+    scripted = make_answer_check("auto", ScriptedProvider([]), None)
+    assert isinstance(scripted, AnswerChecker)
+    assert make_answer_check("off", own, None) is None
+    for made in (both.fast, fast, scripted):
+        made.close()
 
 
 def test_serve_refuses_both_where_the_judge_would_need_a_second_model(

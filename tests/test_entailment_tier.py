@@ -95,7 +95,7 @@ def test_only_citations_that_passed_the_code_checks_are_judged() -> None:
     ("label", "reason"), [("contradicted", "contradicted"), ("unrelated", "not_entailed")]
 )
 def test_a_quote_that_does_not_support_its_claim_is_dropped(label: str, reason: str) -> None:
-    claim, quote = "Contractors are eligible for parental leave.", CONTRACTORS.rstrip(".")
+    claim, quote = "Parental leave is available to contractors.", CONTRACTORS.rstrip(".")
     out = check_entailment(
         verify(WS, answer((claim, [("S3", quote)]))), WS, Table({(claim, quote): label})
     )
@@ -176,7 +176,7 @@ def test_the_heuristic_backend_for_real_on_the_seed_cases() -> None:
             [("S1", "entitled to 16 weeks of paid parental leave")],
         ),
         (
-            "Contractors are eligible for company-paid parental leave.",
+            "Company-paid parental leave is available to contractors.",
             [("S3", "Contractors are not eligible for company-paid parental leave")],
         ),
     )
@@ -207,7 +207,7 @@ def test_ask_runs_the_tier_repairs_its_failures_and_traces_the_judgements(tmp_pa
         question = "Are contractors eligible for parental leave?"
         bad = answer(
             (
-                "Contractors are eligible for company-paid parental leave.",
+                "Company-paid parental leave is available to contractors.",
                 [("S1", "Contractors are not eligible for company-paid parental leave")],
             )
         )
@@ -247,7 +247,7 @@ def test_verify_cli_with_and_without_the_tier(
 ) -> None:
     raw = answer(
         (
-            "Contractors are eligible for company-paid parental leave.",
+            "Company-paid parental leave is available to contractors.",
             [("S3", "Contractors are not eligible for company-paid parental leave")],
         )
     )
@@ -479,6 +479,7 @@ def test_ask_drops_a_claim_leaning_on_one_the_tier_dropped_unless_the_policy_say
             options = AskOptions(
                 entailment=Table({(leaning, quote): "supported"}),
                 policy=Policy(sentences=sentences),
+                source_sentences=False,  # (the first claim's source sentence is not served)
             )
             result = ask(question, store, ScriptedProvider([raw, raw]), options)
             assert [c.text for c in result.claims] == served, sentences

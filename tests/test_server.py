@@ -930,12 +930,18 @@ def test_the_service_reads_the_fast_check_and_the_judge_on_its_own_model(tmp_pat
 def test_serve_options_run_the_fallback_only_with_the_answer_check() -> None:
     """serve --answer-check/--fallback reach every worker's config; the fallback only with a
     check (unchecked, the extract would overrule a right abstention)."""
+    import threading
+    from types import SimpleNamespace
+
     from quotebound.entailment.answers import AnswerChecker
     from quotebound.server.workers import ServeOptions
 
     made = ExtractiveProvider()
     on = ServeOptions(answer_check="fast", fallback="extractive").config(made)
-    assert on.fallback == "extractive" and on.answer_check == AnswerChecker.beside
+    assert on.fallback == "extractive" and on.answer_check is not None
+    tier = SimpleNamespace(encoder=object(), encoder_lock=threading.Lock())  # (nothing loads)
+    check = on.answer_check(tier)  # type: ignore[arg-type]
+    assert isinstance(check, AnswerChecker) and check.encoder is tier.encoder  # beside the tier
     covering = ServeOptions(answer_check="fast", fallback="covering").config(made)
     assert covering.fallback == "covering"
     off = ServeOptions(answer_check="off", fallback="extractive").config(made)

@@ -5,6 +5,9 @@ The public surface is what ``__all__`` lists; everything else is private and may
 ``import quotebound`` loads the verifier's core only. The flow's entry points (``ask`` and
 ``AskOptions``, ``pack``, ``make_backend`` and ``check_entailment``) load on first use: the
 pipeline alone brings the providers, the store and the cards, most of an import's time again.
+``defaults`` (what ``quotebound ask`` runs beside the bare ``ask``) is imported at once, from a
+module that loads nothing of the flow until it is called: imported later, the module
+``quotebound.defaults`` would take the function's name on the package.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from .defaults import Defaults, defaults
 from .errors import InputError, PolicyError, QuoteboundError, SourceError
 from .parsing import DEFAULT_SENTINELS, FORMATS
 from .reasons import CITATION_REASONS, CLAIM_REASONS, STATUSES
@@ -46,6 +50,7 @@ __all__ = [
     "AskOptions",
     "Citation",
     "Claim",
+    "Defaults",
     "InputError",
     "NormalizedText",
     "Policy",
@@ -58,6 +63,7 @@ __all__ = [
     "__version__",
     "ask",
     "check_entailment",
+    "defaults",
     "make_backend",
     "normalize",
     "pack",

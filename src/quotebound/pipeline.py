@@ -249,6 +249,14 @@ def ask(
 ) -> Answer:
     """Answer ``question`` from the store's documents, every claim verified, and trace it.
 
+    ``options`` None (or ``AskOptions()``) runs the bare pipeline: retrieve, pack, the
+    contract, the code checks, one repair turn, cards and the trace; no support tier, no
+    answer check, no reranking and no fallback, all of which ``quotebound ask`` runs by
+    default. What it runs, from Python (``quotebound.defaults``, docs/answering.md)::
+
+        with quotebound.defaults(provider) as d:
+            answer = quotebound.ask(question, store, d.provider, d.options())
+
     ``progress(stage, data)`` is told each stage as it happens (``retrieved``, ``generating``,
     ``verified``, ``claims``, ``repairing``). It sees a claim only in ``claims``: before a
     repair turn, the first attempt's kept claims (``{"claims": [...], "cards": [...]}``, as

@@ -17,29 +17,18 @@ import sys
 import urllib.parse
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar, overload
+from typing import Any, NoReturn, overload
 
 import click
 
 from .. import __version__
 from ..cards import safe_url
 from ..coverage import describe
+from ..defaults import DEFAULT_PROVIDER, Part, defaults, make_reranker
 from ..entailment import BACKENDS, DEFAULT_TIER, close_together, make_backend
-from ..entailment.answers import (
-    ANSWER_CHECKS,
-    DEFAULT_ANSWER_CHECK,
-    DEFAULT_FALLBACK,
-    FALLBACKS,
-    AnswerChecker,
-    BothAnswerCheck,
-    chosen_check,
-    fallback_for,
-    judges_itself,
-)
+from ..entailment.answers import ANSWER_CHECKS, DEFAULT_ANSWER_CHECK, DEFAULT_FALLBACK, FALLBACKS
 from ..entailment.base import Backend, EntailmentError
-from ..entailment.heuristic import EXTRA_HINT
-from ..entailment.judge import JUDGE_MODEL, JudgeBackend
-from ..entailment.rerank import DEFAULT_RERANK, RERANK_DEPTH, RERANKS, DenseReranker
+from ..entailment.rerank import DEFAULT_RERANK, RERANK_DEPTH, RERANKS
 from ..entailment.tier import check_entailment
 from ..errors import IngestError, InputError, NotFoundError, QuoteboundError, unreadable
 from ..ingest import chunk_document, iter_files, load_file
@@ -154,7 +143,6 @@ def cli() -> None:
 
 
 _ENTAILMENT_CHOICES = click.Choice(list(BACKENDS))
-_T = TypeVar("_T")
 
 
 def _entailment_options(default: str | None) -> Callable[[Any], Any]:
@@ -212,11 +200,18 @@ def make_entailment(
 ) -> Backend | None:
     """The entailment backend a user chose (None: the tier is off). A model path is for the
     nli backend only (``flags``, the backend and model path options, name them in the error)."""
-    if model_path is not None and name != "nli":
-        raise InputError(f"{flags[1]} needs {flags[0]} nli")
+    _nli_only(name, model_path, flags)
     if name is None or name == "off":
         return None
     return make_backend(name, model_path=model_path, provider=provider)
+
+
+def _nli_only(
+    name: str | None, model_path: Path | None, flags: tuple[str, str] = _ENTAILMENT_FLAGS
+) -> None:
+    """A usage error for a model path given to any backend but nli."""
+    if model_path is not None and name != "nli":
+        raise InputError(f"{flags[1]} needs {flags[0]} nli")
 
 
 @cli.command("verify")
@@ -432,14 +427,6 @@ _named_option = click.option(
 )
 
 
-def _reranker(choice: str, *holders: object | None) -> DenseReranker | None:
-    """The reranker ``--rerank`` names, sharing the MiniLM of the first of ``holders`` that
-    holds one; None for off, and for the default on a light install (with a warning)."""
-    if choice == "off":
-        return None
-    return made_tier(choice, lambda: DenseReranker.beside(*holders), "rerank")
-
-
 @cli.command("search")
 @click.argument("query")
 @click.option("--corpus", "corpora", multiple=True, metavar="NAME", help="Search only NAME.")
@@ -464,7 +451,7 @@ def search_cmd(
     """Show what retrieval returns for QUERY, ranked as ask ranks it, and how it would be
     packed (S1..Sn)."""
     with open_store(store_url) as store:  # a bad store URL fails before MiniLM loads
-        reranker = _reranker(rerank)
+        reranker = make_reranker(rerank, may_skip=skip_unchosen)
         options = AskOptions(
             corpora=list(corpora) or None,
             groups=groups,
@@ -637,7 +624,7 @@ def _provider_options(command: Any) -> Any:
         click.option(
             "--provider",
             type=click.Choice(PROVIDER_NAMES),
-            default="local",
+            default=DEFAULT_PROVIDER,
             show_default=True,
             help="Who writes the answers.",
         ),
@@ -733,90 +720,45 @@ def ask_cmd(
 ) -> int:
     """Answer QUESTION from the store's documents: every claim cited, quoted and verified,
     repaired once or dropped, or a helpful abstention; the whole exchange is traced."""
+    _nli_only(entailment, entailment_model)
     chosen = make_provider(
         provider, model, base_url=base_url, api_key=api_key, model_path=model_path
     )
-    backend = checker = reranker = None
-    try:
-        backend = _ask_entailment(entailment, entailment_model, chosen)
-        checker = _answer_checker(answer_check, chosen, backend)
-        reranker = _reranker(rerank, backend, checker)
-        options = AskOptions(
+    made = defaults(
+        chosen,
+        entailment=entailment,
+        nli_model=entailment_model,
+        answer_check=answer_check,
+        rerank=rerank,
+        fallback=fallback,
+        may_skip=skip_unchosen,
+    )
+    with made:
+        options = made.options(
             corpora=list(corpora) or None,
             groups=groups,
             format=fmt,
             limit=limit,
             budget_chars=budget,
-            entailment=backend,
-            answer_check=checker.answers if checker is not None else None,
-            # (only with a check: unchecked, the extract would overrule a right abstention)
-            fallback=fallback_for(fallback, checker),
-            rerank=reranker,
             named_first=named_first == "on",
         )
         with open_store(store_url) as store:
-            answer = ask(question, store, chosen, options)
-    finally:
-        if reranker is not None:
-            reranker.close()
-        close_together(backend, chosen)
-        if checker is not None and getattr(checker, "provider", None) is not chosen:
-            checker.close()
+            answer = ask(question, store, made.provider, options)
     _emit(as_json, answer.to_dict(), _answer_report(answer))
     return EXIT_PROBLEMS if answer.status == "provider_error" else EXIT_OK
 
 
-def _ask_entailment(name: str, model_path: Path | None, chosen: Provider) -> Backend | None:
-    """The tier ``ask`` runs. A judge runs on the provider that answers when that is an API
-    model or the judge's own local model (no second copy of it); else on the packaged judge
-    model, the one its threshold was fitted for."""
-    judge_on = chosen if chosen.capabilities.generates and chosen.name != "local" else None
-    if judges_itself(chosen):
-        judge_on = chosen
-    return made_tier(name, lambda: make_entailment(name, model_path, judge_on))
-
-
-def _answer_checker(
-    choice: str, chosen: Provider, tier: Backend | None
-) -> JudgeBackend | AnswerChecker | BothAnswerCheck | None:
-    """The answer check ``ask`` runs (``--answer-check``): ``fast``, sharing the support tier's
-    MiniLM when it has one; ``judge`` (or ``on``) on the answering provider when it is the
-    judge's own local model or an API model that returns log-probabilities, else on the
-    packaged judge model (its threshold was fitted for that one); ``both``, the two read
-    together; ``auto`` (the default), ``both`` when the answering model is the packaged 1.5B
-    (the judge runs on the model already loaded), else ``fast``; None when off."""
-    if choice == "off":
-        return None
-    choice = chosen_check(choice, chosen)  # auto: the judge only where it costs no second model
-    if choice == "fast":
-        return made_tier("fast", lambda: AnswerChecker.beside(tier), "answer_check")
-    fast = None
-    if choice == "both":  # the fast half first: on a light install the default is skipped
-        fast = made_tier("fast", lambda: AnswerChecker.beside(tier), "answer_check")
-        if fast is None:
-            return None
-    own = judges_itself(chosen) or chosen.name != "local"
-    if own and chosen.capabilities.logprobs:
-        judge = JudgeBackend(chosen)
-    else:
-        judge = JudgeBackend(make_provider("local", JUDGE_MODEL))
-    return judge if fast is None else BothAnswerCheck(fast, judge)
-
-
-def made_tier(name: str, make: Callable[[], _T], option: str = "entailment") -> _T | None:
-    """``make()``, except that the default tier (or answer check: ``option``), not chosen by
-    the user, is skipped with a warning on a light install (no ``quotebound[entail]``); one
-    the user named is not."""
-    try:
-        return make()
-    except EntailmentError as exc:
-        source = click.get_current_context().get_parameter_source(option)
-        if source is not click.core.ParameterSource.DEFAULT or EXTRA_HINT not in str(exc):
-            raise
-        what = {"entailment": "entailment tier", "rerank": "reranker"}.get(option, "answer check")
-        flag = option.replace("_", "-")
-        click.echo(f"warning: the {name} {what} is off: {exc} (or pass --{flag} off)", err=True)
-        return None
+def skip_unchosen(part: Part, name: str, exc: EntailmentError) -> bool:
+    """``may_skip`` of ``quotebound.defaults`` on the command line: a part the user did not
+    choose (its option left at its default) is skipped on a light install (no
+    ``quotebound[entail]``), with a warning; one the user named is not."""
+    source = click.get_current_context().get_parameter_source(part)
+    if source is not click.core.ParameterSource.DEFAULT:
+        return False
+    what = {"entailment": "entailment tier", "rerank": "reranker"}.get(part, "answer check")
+    flag = part.replace("_", "-")
+    click.echo(f"warning: the {name} {what} is off: {exc} (or pass --{flag} off)", err=True)
+    return True
 
 
 def _answer_report(answer: Answer) -> str:

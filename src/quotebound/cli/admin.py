@@ -13,8 +13,9 @@ from typing import Any
 import click
 
 from ..budget import Budget
-from ..entailment import BACKENDS, DEFAULT_TIER, ensure_installed, make_backend
-from ..entailment.answers import chosen_check, judges_itself
+from ..defaults import Part, make_tier, optional
+from ..entailment import BACKENDS, DEFAULT_TIER, ensure_installed
+from ..entailment.answers import DEFAULT_ANSWER_CHECK, chosen_check, judges_itself
 from ..entailment.base import Backend
 from ..entailment.judge import JUDGE_MODEL
 from ..errors import InputError, NotFoundError
@@ -30,7 +31,7 @@ from . import (
     _rerank_option,
     _store_option,
     cli,
-    made_tier,
+    skip_unchosen,
 )
 
 
@@ -136,7 +137,7 @@ _BUDGET = Budget()  # the defaults of the serve options
 @click.option(
     "--answer-check",
     type=click.Choice(["auto", "fast", "both", "off"]),
-    default="auto",
+    default=DEFAULT_ANSWER_CHECK,
     show_default=True,
     help="Check that each answer's verified quotes answer the question (as for ask); an "
     "answer they do not is an abstention. auto: both beside the packaged 1.5B, else fast; "
@@ -204,9 +205,9 @@ def serve_cmd(
             f"{JUDGE_MODEL} or an API model that returns log-probabilities, not "
             f"{made.name} ({made.model}); use --answer-check fast"
         )
-    if check != "off" and not made_tier(check, lambda: ensure_installed("fast"), "answer_check"):
+    if check != "off" and not _installed("answer_check", check, "fast"):
         check = "off"
-    if rerank != "off" and not made_tier(rerank, lambda: ensure_installed("fast"), "rerank"):
+    if rerank != "off" and not _installed("rerank", rerank, "fast"):
         rerank = "off"
     options = dataclasses.replace(
         options,
@@ -245,9 +246,15 @@ def _serve_tier(name: str, workers: int) -> tuple[str, Backend | None]:
     if name == "off":
         return "off", None
     if workers == 1:
-        tier = made_tier(name, lambda: make_backend(name))
+        tier = make_tier(name, may_skip=skip_unchosen)  # (its judge: the packaged judge model)
         return (name if tier is not None else "off"), tier
-    return (name if made_tier(name, lambda: ensure_installed(name)) else "off"), None
+    return (name if _installed("entailment", name, name) else "off"), None
+
+
+def _installed(part: Part, name: str, backend: str) -> bool:
+    """Whether what ``backend`` loads is installed (loading nothing); False where it is not,
+    on a light install, and the user did not choose ``part`` (a warning says so)."""
+    return bool(optional(part, name, lambda: ensure_installed(backend), skip_unchosen))
 
 
 @cli.group("keys")

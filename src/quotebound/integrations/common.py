@@ -150,7 +150,8 @@ def check(
 ) -> Checked:
     """``reply`` verified against ``working_set`` (``pipeline.check_answer``) in ``format``
     (detected by default: ``options.format`` is the format ``ask`` prompts for, not this),
-    traced to ``store`` when given."""
+    traced to ``store`` when given. ``options`` None: the code checks alone; what
+    ``quotebound ask`` runs is ``quotebound.defaults(...).options()``."""
     opts = replace(options or AskOptions(), format=format)
     answer = check_answer(question, working_set, reply, opts, store, model, prompt)
     return Checked(answer, answer.verdicts[-1])
@@ -191,7 +192,9 @@ def ask_over(
     store: Store | None = None,
 ) -> Checked:
     """``ask`` over sources a framework retrieved (``pipeline.ask_sources``): packed, asked
-    under the contract, verified, repaired once, served; traced to ``store`` when given."""
+    under the contract, verified, repaired once, served; traced to ``store`` when given.
+    ``options`` None: the bare pipeline; ``quotebound.defaults(provider).options()`` adds what
+    ``quotebound ask`` runs by default (the support tier, the answer check, the fallback)."""
     if options is not None and options.format == "auto":  # (a verifier's options, shared)
         options = replace(options, format="json")
     answer = ask_sources(question, sources, provider, options, store)

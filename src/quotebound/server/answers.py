@@ -23,7 +23,7 @@ from typing import Any
 
 from fastapi.responses import StreamingResponse
 
-from ..entailment.answers import fallback_for
+from ..defaults import make_fallback
 from ..pipeline import Answer, AskOptions, Progress, ask
 from ..providers import ExtractiveProvider, Provider
 from ..store import ApiKey
@@ -69,7 +69,7 @@ def _fallback(state: ServerState) -> Provider | None:
         return None
     if state.checker is None:  # (a config without a check: the covering extract, as before)
         return ExtractiveProvider()
-    return fallback_for(kind, state.checker.get())
+    return make_fallback(kind, state.checker.get())
 
 
 def stream_answer(state: ServerState, body: AskIn, key: ApiKey) -> StreamingResponse:

@@ -21,16 +21,19 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Generic, ParamSpec, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, ParamSpec, Protocol, TypeVar
 
 from ..budget import Budget
-from ..entailment.answers import FALLBACKS, AnswerChecker, BothAnswerCheck
+from ..entailment.answers import FALLBACKS
 from ..entailment.base import Backend
 from ..entailment.rerank import DenseReranker
 from ..errors import QuoteboundError, StoreError
 from ..providers import ExtractiveProvider, Provider
 from ..store import Store, open_store
 from .errors import ApiError, provider_unavailable
+
+if TYPE_CHECKING:
+    from ..defaults import Checker
 
 log = logging.getLogger("quotebound.server")
 
@@ -40,7 +43,10 @@ _T = TypeVar("_T")
 
 @dataclass
 class ServerConfig:
-    """How a server runs. ``provider`` makes the model once, on the first ask."""
+    """How a server runs. ``provider`` makes the model once, on the first ask. The parts
+    ``serve`` runs by default are made by the factories of ``quotebound.defaults``
+    (``ServeOptions.config`` in ``server.workers``: what ``quotebound serve`` builds); None
+    here is off."""
 
     store_url: str | None = None
     provider: Callable[[], Provider] = ExtractiveProvider
@@ -54,8 +60,8 @@ class ServerConfig:
     # the entailment tier every answer runs (made once, on the first ask); None: off
     entailment: Callable[[], Backend] | None = None
     # the answer check every answer runs, made once from the tier (to share its encoder) on the
-    # first answer it judges; None: off
-    answer_check: Callable[[Backend | None], AnswerChecker | BothAnswerCheck] | None = None
+    # first answer it judges (``defaults.make_answer_check``); None: off
+    answer_check: Callable[[Backend | None], Checker] | None = None
     # when an answer would be an abstention, the extractive provider's (AskOptions.fallback):
     # "extractive" (or True: ranked by the answer check when one runs), "covering" (by the
     # question's words), "off" (or False)
@@ -196,9 +202,7 @@ class ServerState:
         self.admission = Admission(config.max_waiting)
         self._pool = ThreadPoolExecutor(max_workers=config.ask_workers, thread_name_prefix="qb-ask")
 
-    def _beside(
-        self, make: Callable[[Backend | None], AnswerChecker | BothAnswerCheck]
-    ) -> AnswerChecker | BothAnswerCheck:
+    def _beside(self, make: Callable[[Backend | None], Checker]) -> Checker:
         """The answer check, made beside the tier (its encoder shared) when there is one."""
         return make(self.tier.get() if self.tier is not None else None)
 

@@ -19,21 +19,23 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastapi import FastAPI
 
 from ..budget import Budget
-from ..entailment import make_backend
-from ..entailment.answers import AnswerChecker, BothAnswerCheck
-from ..entailment.base import Backend
-from ..entailment.judge import JudgeBackend
+from ..defaults import make_answer_check, make_reranker, make_tier
+from ..entailment.base import Backend, EntailmentError
 from ..entailment.rerank import DenseReranker
 from ..providers import Provider, make_provider
 from .app import create_app
 from .state import ServerConfig
 
+if TYPE_CHECKING:
+    from ..defaults import Checker
+
 ENV = "QUOTEBOUND_SERVE"
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -82,29 +84,49 @@ class ServeOptions:
             answer_check=self.checker(made),
             # (only with a check: unchecked, the extract would overrule a right abstention)
             fallback=self.fallback if self.answer_check != "off" else "off",
-            rerank=DenseReranker.beside if self.rerank == "dense" else None,
+            rerank=self.reranker(),
             named_first=self.named_first,
         )
 
-    def checker(
-        self, made: Provider
-    ) -> Callable[[Backend | None], AnswerChecker | BothAnswerCheck] | None:
+    # What makes each part, in the worker on its first use: the factories of
+    # ``quotebound.defaults``, as ``ask`` makes its parts; the app makes each once.
+
+    def checker(self, made: Provider) -> Callable[[Backend | None], Checker] | None:
         """What makes the answer check beside the tier (in the worker, on the first answer it
         judges), or None: ``both`` judges on ``made``, the served model, which the app closes."""
-        if self.answer_check == "fast":
-            return AnswerChecker.beside
-        if self.answer_check == "both":
-            return lambda tier: BothAnswerCheck(
-                AnswerChecker.beside(tier), JudgeBackend(made), owns_judge=False
-            )
-        return None
+        if self.answer_check == "off":
+            return None
+        choice = self.answer_check
+
+        def make(tier: Backend | None) -> Checker:
+            check = make_answer_check(choice, made, tier)
+            if check is None:  # (as ``_made``: mypy joins the union to object through it)
+                raise EntailmentError("the answer check is off: nothing to make")
+            return check
+
+        return make
 
     def tier(self) -> Callable[[], Backend] | None:
-        """What makes the entailment backend (in the worker, on its first ask), or None."""
+        """What makes the entailment backend (in the worker, on its first ask; its judge on the
+        packaged judge model), or None."""
         if self.entailment == "off":
             return None
         name = self.entailment
-        return lambda: make_backend(name)
+        return lambda: _made(make_tier(name), "entailment tier")
+
+    def reranker(self) -> Callable[..., DenseReranker] | None:
+        """What makes the reranker beside the tier and the answer check, or None."""
+        if self.rerank == "off":
+            return None
+        choice = self.rerank
+        return lambda *holders: _made(make_reranker(choice, *holders), "reranker")
+
+
+def _made(part: _T | None, what: str) -> _T:
+    """A part a factory made: only ``off`` makes none, and an ``off`` part has no factory."""
+    if part is None:
+        raise EntailmentError(f"the {what} is off: nothing to make")
+    return part
 
 
 def app() -> FastAPI:
