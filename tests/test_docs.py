@@ -143,3 +143,12 @@ def test_verify_page_verdict_example_is_real() -> None:
         }
     )
     assert verify(WorkingSet.from_dicts(sources), raw).to_dict() == shown
+
+
+@pytest.mark.parametrize("page", sorted(p.name for p in DOCS.glob("*.md")))
+def test_each_docs_page_opens_with_who_it_is_for(page: str) -> None:
+    """docs/ is a map: under its title, each page says in two lines who it is for."""
+    lines = (DOCS / page).read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("# ") and lines[1] == ""
+    assert lines[2].startswith("Who this is for: "), page
+    assert lines[3] and not lines[3].startswith("#"), page
