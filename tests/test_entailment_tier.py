@@ -388,7 +388,8 @@ CLAIM = "In Germany, the company tops up parental allowance to full salary for 1
 
 def _second_chance(label: str) -> tuple[Any, Table]:
     """A claim whose verbatim quote the tier finds does not say it, then the code's sentence."""
-    from quotebound.verify import AFTER_ENTAILMENT, reanchor
+    from quotebound.reasons import AFTER_ENTAILMENT
+    from quotebound.verify import reanchor
 
     ws = WorkingSet(
         [

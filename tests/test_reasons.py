@@ -48,3 +48,16 @@ def test_the_docs_table_of_stages_is_the_code_table() -> None:
         for code in re.findall(r"`(\w+)`", codes)
     }
     assert documented == REASON_STAGES
+
+
+def test_the_groupings_the_pipeline_acts_on_are_written_once_of_known_codes() -> None:
+    from quotebound.reasons import AFTER_ENTAILMENT, NOT_CARRIED, REANCHORABLE, reasons_of
+
+    known = set(CITATION_REASONS)
+    assert known >= REANCHORABLE and known >= AFTER_ENTAILMENT and known >= NOT_CARRIED
+    assert "quote_not_found" not in REANCHORABLE  # a made-up quote is the repair turn's
+    assert {"not_entailed"} == AFTER_ENTAILMENT - REANCHORABLE
+    # every support failure but quoted words is re-anchored; no entailment failure but
+    # not_entailed, and only after the tier
+    assert reasons_of("support") - REANCHORABLE == {"quoted_text_not_in_source"}
+    assert (REANCHORABLE - {"quote_in_other_source"}) | {"not_entailed"} == NOT_CARRIED

@@ -45,11 +45,11 @@ from .errors import TimeLimitError, WorkLimitError
 from .ingest.chunker import chunk_document
 from .packing import DEFAULT_BUDGET_CHARS, Pack, chunk_key, pack, pack_sources
 from .providers.base import Completion, Provider, ProviderError, Request
+from .reasons import AFTER_ENTAILMENT, NOT_CARRIED
 from .sources import Source, WorkingSet
 from .store import Store, TraceAttempt, TraceRecord, TraceSource
 from .text.normalize import scrub
 from .verify import (
-    AFTER_ENTAILMENT,
     ANCHOR_SHARE,
     LIST_MARK,
     Policy,
@@ -843,20 +843,6 @@ def _titles(packed: Pack, final: Verdict) -> tuple[str, ...]:
     return tuple(titles)[:MAX_TITLES]
 
 
-# A claim dropped for one of these had evidence that did not carry it: its quote was verbatim
-# but said something else. The repair turn points at the sentence nearest the claim.
-_UNSUPPORTED = frozenset(
-    {
-        "unrelated_evidence",
-        "not_entailed",
-        "number_not_in_source",
-        "identifier_not_in_source",
-        "name_not_in_source",
-        "quote_word_changed",
-    }
-)
-
-
 def _nearest_hints(verdict: Verdict, packed: Pack) -> list[str]:
     """For each claim dropped because its quotes did not carry it, the sentence of the sources
     sent that shares most words with it (the model is shown where to look; what it writes is
@@ -864,7 +850,7 @@ def _nearest_hints(verdict: Verdict, packed: Pack) -> list[str]:
     sources = [(src.id, src.text) for src in packed.working_set]
     out = []
     for n, claim in enumerate(verdict.claims, 1):
-        if claim.kept or not any(c.reason in _UNSUPPORTED for c in claim.citations):
+        if claim.kept or not any(c.reason in NOT_CARRIED for c in claim.citations):
             continue
         near = nearest_sentence(claim.text, sources, skip=[c.quote or "" for c in claim.citations])
         if near is not None:

@@ -101,3 +101,25 @@ def reasons_of(*stages: Stage) -> frozenset[str]:
 
 # A citation that failed with one of these carries no text that was checked.
 ID_SPAN_FAILURES = reasons_of("id", "policy", "span")
+
+# The groupings the pipeline acts on, written here once.
+# A claim dropped only for these had a verbatim quote (or one in another source) that did not
+# carry it: the sentence that does may be elsewhere in the sources sent, and re-anchoring looks
+# for it (``verify.reanchor``). A quote the model made up, ``quote_not_found``, is not among
+# them: that is the repair turn's to name.
+REANCHORABLE: frozenset[str] = frozenset(
+    {
+        "unrelated_evidence",
+        "number_not_in_source",
+        "identifier_not_in_source",
+        "name_not_in_source",
+        "quote_word_changed",
+        "quote_in_other_source",
+    }
+)
+# Also re-anchored when an entailment tier judges the placed sentence next: a verbatim quote
+# the tier found did not say what the claim says.
+AFTER_ENTAILMENT: frozenset[str] = REANCHORABLE | {"not_entailed"}
+# A claim dropped for one of these had evidence that did not carry it: its quote was verbatim
+# but said something else; the repair turn points the model at the sentence nearest the claim.
+NOT_CARRIED: frozenset[str] = (REANCHORABLE - {"quote_in_other_source"}) | {"not_entailed"}

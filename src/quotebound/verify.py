@@ -29,7 +29,7 @@ from .budget import Budget, over_time
 from .coverage import nearest_sentences
 from .errors import InputError, PolicyError
 from .parsing import DEFAULT_SENTINELS, FORMATS, Parsed, ParsedCitation, ParsedClaim, parse
-from .reasons import STATUSES
+from .reasons import REANCHORABLE, STATUSES
 from .sources import WorkingSet
 from .support import Missing, claim_gap, missing_names, states_number_or_date
 from .text.changes import changed_word
@@ -939,19 +939,6 @@ def with_kept_from(first: Verdict, repaired: Verdict) -> Verdict:
     return replace(repaired, claims=claims, status=verdict_status(claims), tiers=tiers)
 
 
-# A claim dropped only for these had a verbatim quote (or one in another source) that did not
-# carry it: the sentence that does may be elsewhere in the sources sent. (A quote the model
-# made up, ``quote_not_found``, is not among them: that is the repair turn's to name.)
-_REANCHORABLE = frozenset(
-    {
-        "unrelated_evidence",
-        "number_not_in_source",
-        "identifier_not_in_source",
-        "name_not_in_source",
-        "quote_word_changed",
-        "quote_in_other_source",
-    }
-)
 # How much of a claim's content words the sentence the code cites for it must hold: two thirds
 # (three at least) when an entailment tier judges it next, as ``ask`` runs by default; all of
 # them when nothing will (``share=1.0``).
@@ -961,21 +948,16 @@ ANCHOR_CANDIDATES = 3  # the nearest sentences tried, most shared words first
 _NEGATION = frozenset("not no never none nor neither cannot without".split())
 
 
-# Also re-anchored when an entailment tier judges the placed sentence next: a verbatim quote
-# the tier found did not say what the claim says.
-AFTER_ENTAILMENT = frozenset({*_REANCHORABLE, "not_entailed"})
-
-
 def reanchor(
     verdict: Verdict,
     ws: WorkingSet,
     policy: Policy = DEFAULT_POLICY,
     share: float = ANCHOR_SHARE,
-    reasons: frozenset[str] = _REANCHORABLE,
+    reasons: frozenset[str] = REANCHORABLE,
 ) -> Verdict:
     """``verdict`` with each claim that was dropped only because its citations did not carry it
     (a verbatim quote of the wrong sentence or of another source, a number its quote lacks:
-    ``_REANCHORABLE``; with ``reasons=AFTER_ENTAILMENT``, also a quote the entailment tier
+    ``reasons.REANCHORABLE``; with ``reasons=AFTER_ENTAILMENT``, also a quote the entailment tier
     found did not say it) checked again against the sentences of ``ws`` nearest to it: those
     holding at least ``share`` of its content words (three at least), with a "not" where the
     claim has one and none where it has none, the model's failed quotes skipped, the nearest
