@@ -174,6 +174,8 @@ def test_a_piece_of_a_sentence_is_no_claim(piece: str) -> None:
         "It has a length of 365 days in a common year.",
         "It was released on November 9, 1988, to critical acclaim.",
         "\u2022 It\u2019s open to every employee after 90 days.",
+        "She was the first ever winner of this title and of the pageant.",
+        "He served as governor from 1905 to 1907.",
     ],
 )
 def test_a_sentence_leaning_on_the_one_before_it_is_no_claim(leaning: str) -> None:
@@ -210,6 +212,8 @@ def test_a_pointer_to_text_that_is_not_there_is_no_claim(pointer: str) -> None:
         # a personal pronoun mostly stands for what the question named: left to the reader
         "They shoot Guy's Grocery Games inside Field's Market in West Hills, California.",
         "It Follows was released in 2014 to critical acclaim.",  # a title
+        "Helen was born in 1950 in a small town.",  # a name that starts like one
+        "He Who Gets Slapped is a 1924 film by Victor Sjöström.",
         "There are two plans for employees to choose from.",
         "Also known as the Maracanã, the stadium opened in 1950.",
         "Thus far, five players have scored in the final.",

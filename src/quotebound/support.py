@@ -86,16 +86,52 @@ def claim_gap(
     ignore: Callable[[], frozenset[str]] | None = None,
     tokens: list[str] | None = None,
 ) -> Missing | None:
-    """``missing_facts(ClaimFacts.of(normalized_claim, ignore), evidence)``, the same answer,
-    found quickly in the usual case: every number of the claim found as written. ``tokens``:
-    ``digit_tokens(normalized_claim)``, where the caller has them already."""
+    """``missing_facts(ClaimFacts.of(normalized_claim, ignore), evidence)``, then the ordinals
+    of the claim (``missing_ordinals``): the same answer, found quickly in the usual case:
+    every number of the claim found as written. ``tokens``: ``digit_tokens(normalized_claim)``,
+    where the caller has them already."""
     if not DIGITS.isdisjoint(normalized_claim) and not held_as_written(
         normalized_claim, [e.text for e in evidence], tokens
     ):
-        return missing_facts(ClaimFacts.of(normalized_claim, ignore), evidence)
-    if '"' not in normalized_claim:
-        return None  # (no quoted words either)
-    return missing_facts(ClaimFacts((), (), tuple(quoted_phrases(normalized_claim))), evidence)
+        gap = missing_facts(ClaimFacts.of(normalized_claim, ignore), evidence)
+    elif '"' not in normalized_claim:
+        gap = None  # (no quoted words either)
+    else:
+        gap = missing_facts(ClaimFacts((), (), tuple(quoted_phrases(normalized_claim))), evidence)
+    return gap if gap is not None else missing_ordinals(normalized_claim, evidence)
+
+
+# An ordinal is a number a claim states in words: "the second Governor of Tennessee" of a
+# source that says only "Governor of Tennessee from 1905 to 1907" has made up a rank. From
+# "second" on ("first" is too often said loosely: "first opened in ...").
+_ORDINALS = {
+    word: (word, digits)
+    for word, digits in zip(
+        "second third fourth fifth sixth seventh eighth ninth tenth".split(),
+        "2nd 3rd 4th 5th 6th 7th 8th 9th 10th".split(),
+        strict=True,
+    )
+}
+_ORDINAL = re.compile(r"\b(?:" + "|".join(_ORDINALS) + r")\b")
+
+
+def missing_ordinals(normalized_claim: str, evidence: list[Evidence]) -> Missing | None:
+    """The ordinals in words of the claim ("second" ... "tenth") that no piece of evidence
+    holds, in words or in digits ("2nd"), as a ``number`` gap; None when each is held."""
+    if (
+        "th" not in normalized_claim
+        and "ond" not in normalized_claim
+        and "ird" not in (normalized_claim)
+    ):
+        return None
+    missing = []
+    for m in _ORDINAL.finditer(normalized_claim):
+        word, digits = _ORDINALS[m.group(0)]
+        if not any(
+            contains_words(e.text, word) or contains_words(e.text, digits) for e in evidence
+        ):
+            missing.append(word)
+    return Missing("number", tuple(dict.fromkeys(missing))) if missing else None
 
 
 def missing_facts(facts: ClaimFacts, evidence: list[Evidence]) -> Missing | None:

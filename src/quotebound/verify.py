@@ -768,29 +768,32 @@ _DEMONSTRATIVE = re.compile(
 
 
 # Openings that stand for what a sentence before said, besides the demonstratives: a
-# connective ("In addition, Su Mingcheng also broke the news ...", "However, ..."), and "It"
-# as a subject ("It has a length of 365 days ..."), unless it opens "It is important to ..."
-# (an expletive: what follows says what it is about) or a title ("It Follows was ...").
+# connective ("In addition, Su Mingcheng also broke the news ...", "However, ..."), and "It",
+# "He" or "She" as a subject ("It has a length of 365 days ...", "She was the first ever winner
+# of this title"), unless it opens "It is important to ..." (an expletive: what follows says
+# what it is about) or a title ("It Follows was ...").
 _CONNECTIVE = re.compile(
     r"(?:In addition|Additionally|Also(?! known)|Furthermore|Moreover|Besides|However|"
     r"Likewise|Similarly|Therefore|Thus(?! far)|Hence|Consequently|As a result|Nevertheless|"
     r"Nonetheless|Meanwhile|Otherwise|Instead)\b(?!-)"
 )
 _IT = re.compile(
-    r"It(?:['\u2019]s)?\s+(?=[a-z])(?!(?:is|was|'s|\u2019s|will be|would be|"
+    r"(?:It(?:['\u2019]s)?|He|She)\s+(?=[a-z])(?!(?:is|was|'s|\u2019s|will be|would be|"
     r"may be|can be|has been|had been)\s+(?:\w+\s+){0,2}?(?:to|that|for|whether)\b)"
 )
 
 
-_OPENING_CAPITALS = frozenset("IAFMBHLSTCNO")  # the first letters of those openings
+_OPENING_CAPITALS = frozenset(
+    "IAFMBHLSTCNO"
+)  # (H, S: "He", "She" too)  # the first letters of those openings
 
 
 def _leans_back(stripped: str) -> bool:
     """Whether ``stripped`` opens (after quotation marks, brackets and a list mark) with a
     word standing for something said before it: a demonstrative ("This", "That", "These",
     "Those", then anything but a capitalised word or "'70s": those start a title), a
-    connective ("In addition", "Also", "However", ...: ``_CONNECTIVE``) or "It" as a subject
-    (``_IT``)."""
+    connective ("In addition", "Also", "However", ...: ``_CONNECTIVE``) or "It", "He" or "She"
+    as a subject (``_IT``: "She was the first ever winner of this title ...")."""
     opening = stripped.lstrip(_LEADING)
     mark = LIST_MARK.match(opening)
     if mark:

@@ -172,3 +172,39 @@ def test_merged_claim_citing_a_bad_second_source_does_not_rescue_it() -> None:
 )
 def test_quoted_words_in_the_claim(output: str, reason: str | None) -> None:
     assert only_citation(check(output)).reason == reason
+
+
+@pytest.mark.parametrize(
+    ("claim", "quote", "reason"),
+    [
+        # issue 53: a rank the source does not give is a number made up
+        (
+            "The second Governor of Tennessee was John I. Cox, who served from 1905 to 1907.",
+            "John Isaac Cox was an American politician who served as Governor of Tennessee "
+            "from 1905 to 1907.",
+            "number_not_in_source",
+        ),
+        # held in words or in digits
+        (
+            "The second phase of the plan started in 2020.",
+            "The 2nd phase of the plan started in 2020.",
+            None,
+        ),
+        (
+            "It is the third largest city in the country by population.",
+            "Leeds is the third largest city in the country by population.",
+            None,
+        ),
+        # "first" is said loosely too often to be held to the evidence
+        (
+            "The museum first opened to the public in 1900.",
+            "The museum opened to the public in 1900.",
+            None,
+        ),
+    ],
+)
+def test_an_ordinal_is_a_number_the_evidence_must_hold(
+    claim: str, quote: str, reason: str | None
+) -> None:
+    ws = WorkingSet([Source("S1", quote)])
+    assert only_citation(check(one(claim, "S1", quote), ws)).reason == reason

@@ -99,9 +99,23 @@ def may_change(claim: list[str], quote: list[str]) -> bool:
     return False
 
 
+# An ordinal in digits is the same word as in letters ("2nd", "second").
+_ORDINAL_WORDS = dict(
+    zip(
+        "2nd 3rd 4th 5th 6th 7th 8th 9th 10th".split(),
+        "second third fourth fifth sixth seventh eighth ninth tenth".split(),
+        strict=True,
+    )
+)
+
+
 def words(normalized: str) -> list[str]:
-    """The words of a normalised text, as ``changed_word`` reads them."""
-    return _WORDS.findall(normalized)
+    """The words of a normalised text, as ``changed_word`` reads them (an ordinal in digits as
+    the word: "2nd" is "second")."""
+    found = _WORDS.findall(normalized)
+    if any(w in _ORDINAL_WORDS for w in found):
+        return [_ORDINAL_WORDS.get(w, w) for w in found]
+    return found
 
 
 def changed_word(claim: str | list[str], quote: str) -> str | None:
@@ -109,8 +123,8 @@ def changed_word(claim: str | list[str], quote: str) -> str | None:
     follows the normalised ``quote`` closely, the change that reverses or narrows it, in words
     ("'similar' for the quote's 'different'", "the quote's 'second' left out"); None where
     there is none, or where the claim does not follow it."""
-    mine = _WORDS.findall(claim) if isinstance(claim, str) else claim
-    theirs = _WORDS.findall(quote)
+    mine = words(claim) if isinstance(claim, str) else claim
+    theirs = words(quote)
     if not mine or not theirs or not may_change(mine, theirs):
         return None
     matcher = difflib.SequenceMatcher(None, theirs, mine, autojunk=False)
