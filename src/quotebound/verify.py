@@ -32,8 +32,7 @@ from .parsing import DEFAULT_SENTINELS, FORMATS, Parsed, ParsedCitation, ParsedC
 from .reasons import REANCHORABLE, STATUSES
 from .sources import WorkingSet
 from .support import Missing, claim_gap, missing_names, states_number_or_date
-from .text.changes import changed_word
-from .text.changes import words as claim_words
+from .text.changes import Words, changed_word
 from .text.markup import original_span
 from .text.normalize import NORMALIZATION_VERSION, NormalizedText, normalize, scrub
 from .text.quoteparts import QuoteParts, adds_polarity, locate_parts, split_quote
@@ -545,11 +544,11 @@ def _support(
                 results[i], valid=False, reason=_SUPPORT_REASON[gap.kind], message=message
             )
         return
-    said_words: list[str] | None = None  # the claim's words, read once for its quotes
+    said_words: Words | None = None  # the claim's words, read once for its quotes
     for i, found in zip(passing, evidence, strict=True):
         if results[i].quote and results[i].span is not None:
             if said_words is None:
-                said_words = claim_words(normalized)
+                said_words = Words(normalized)
             change = changed_word(said_words, found.text)
             if change is not None:
                 message = (
@@ -737,18 +736,22 @@ _POINTER = (
 # can refer to:", "The following lists the number one best-selling singles ...", "Benefits
 # include:". (A heading with a colon inside, "Eligibility: All Full-Time Employees", states a
 # value and passes: the colon must end the line.)
-_POINTS = re.compile(
-    r"^[\"'\u201c(*_\s]*the following (?:is|are|lists?|table|tables|list|shows?|describes?|"
-    r"gives?|provides?)\b|\b(?:may|can|might) (?:also )?refer to\b|:\s*[\"'\u201d)*_]*\s*$",
-    re.IGNORECASE,
+_FOLLOWING = re.compile(
+    r"the following (?:is|are|lists?|table|tables|list|shows?|describes?|gives?|provides?)\b"
 )
+_REFERS = re.compile(r"\b(?:may|can|might) (?:also )?refer to\b")
 
 
 def _points_elsewhere(stripped: str) -> bool:
-    """Whether ``stripped`` is a lead-in or a disambiguation line (``_POINTS``)."""
-    if ":" not in stripped and "refer" not in stripped and "ollowing" not in stripped[:24]:
-        return False
-    return _POINTS.search(stripped) is not None
+    """Whether ``stripped`` is a lead-in (it ends with a colon, closing marks aside), a
+    disambiguation line ("... may refer to") or a pointer to a list ("The following lists
+    ..."). String tests first: the patterns run only where they can match."""
+    if stripped.rstrip(" \"'\u201d)*_").endswith(":"):
+        return True
+    if "refer to" in stripped and _REFERS.search(stripped.lower()) is not None:
+        return True
+    opening = stripped[:40].lstrip("\"'\u201c(*_ ").lower()
+    return opening.startswith("the following ") and _FOLLOWING.match(opening) is not None
 
 
 # Demonstratives opening a claim stand for what a sentence before it said: "This will help you
@@ -783,9 +786,12 @@ _IT = re.compile(
 )
 
 
-_OPENING_CAPITALS = frozenset(
-    "IAFMBHLSTCNO"
-)  # (H, S: "He", "She" too)  # the first letters of those openings
+# The first words of those openings: the patterns run only after one of them.
+_OPENING_WORDS = frozenset(
+    "In Additionally Also Furthermore Moreover Besides However Likewise Similarly Therefore "
+    "Thus Hence Consequently As Nevertheless Nonetheless Meanwhile Otherwise Instead It It's "
+    "It\u2019s He She".split()
+)
 
 
 def _leans_back(stripped: str) -> bool:
@@ -798,7 +804,8 @@ def _leans_back(stripped: str) -> bool:
     mark = LIST_MARK.match(opening)
     if mark:
         opening = opening[mark.end() :].lstrip(_LEADING)
-    if opening[:1] in _OPENING_CAPITALS and (
+    first = opening[:14].split(" ", 1)[0].rstrip(",")
+    if first in _OPENING_WORDS and (
         _CONNECTIVE.match(opening) is not None or _IT.match(opening) is not None
     ):
         return True

@@ -24,9 +24,7 @@ the alignment where neither text has a word of these kinds that the other lacks.
 from __future__ import annotations
 
 import difflib
-import re
-
-_WORDS = re.compile(r"[^\W_][\w'\-]*")
+from collections import Counter
 
 # Words whose swap for the other reverses a statement (both directions are read).
 _PAIRS = (
@@ -45,8 +43,7 @@ ANTONYMS: frozenset[tuple[str, str]] = frozenset(
     pair for a, b in (p.split() for p in _PAIRS.split("|")) for pair in ((a, b), (b, a))
 )
 _ANTONYM_WORDS = frozenset(w for pair in ANTONYMS for w in pair)
-NEGATIONS = frozenset("not no never none nothing nobody neither nor without cannot".split())
-_NEGATED_VERBS = re.compile(r"^\w+n't$")
+NEGATIONS = frozenset("not no never none nothing nobody neither nor without cannot non".split())
 _PREFIXES = ("non-", "non", "un", "in", "im", "il", "ir", "dis")
 ORDINALS = frozenset(
     "second third fourth fifth sixth seventh eighth ninth tenth 2nd 3rd 4th 5th 6th 7th 8th "
@@ -58,18 +55,27 @@ HEDGES = frozenset(
 )
 # Hedges only before a number ("about 40", "around 1900"): elsewhere a preposition.
 _NUMBER_HEDGES = frozenset("about around over under".split())
-_READ = _ANTONYM_WORDS | NEGATIONS | ORDINALS | HEDGES | _NUMBER_HEDGES
+# What a claim may leave out of its quote and so narrow it; each word's antonyms.
+_LOSABLE = ORDINALS | HEDGES | _NUMBER_HEDGES
+_PARTNERS: dict[str, frozenset[str]] = {
+    w: frozenset(b for a, b in ANTONYMS if a == w) for w in _ANTONYM_WORDS
+}
 # A claim follows its quote closely when this share of its words, and this many, are the
 # quote's, in order.
 CLOSE_SHARE = 0.6
 CLOSE_WORDS = 4
+# A claim longer than this many times its quote (and 40 characters) is no near-copy of it: it
+# says more than the quote does (the support tier reads it). Checked before the quote's words
+# are read.
+NEAR_LENGTH = 2
 # A word left out narrows the quote when it goes with at most this many words around it (more
 # is a clause left out: "without any human labels ..." is not a negation dropped).
 _SHORT = 3
 
 
 def _negation(word: str) -> bool:
-    return word in NEGATIONS or _NEGATED_VERBS.match(word) is not None
+    """A negation: "not", "no", "never", ... ("n't" is read as "not": ``words``)."""
+    return word in NEGATIONS
 
 
 def _prefixed(a: str, b: str) -> bool:
@@ -78,24 +84,83 @@ def _prefixed(a: str, b: str) -> bool:
     return len(a) >= 4 and any(b == p + a or b == p + "-" + a for p in _PREFIXES)
 
 
-def may_change(claim: list[str], quote: list[str]) -> bool:
+class Words:
+    """A normalised text's words as ``changed_word`` reads them (``words``), with their set
+    and counts, each read when first asked for: once for a claim, whatever the number of its
+    quotes, and not at all where a cheaper look decides."""
+
+    __slots__ = ("_counts", "_list", "_prefixed", "_set", "chars", "text")
+
+    def __init__(self, normalized: str) -> None:
+        self.text = normalized
+        self.chars = len(normalized)
+        self._list: list[str] | None = None
+        self._set: frozenset[str] | None = None
+        self._counts: Counter[str] | None = None
+        self._prefixed: frozenset[str] | None = None
+
+    @property
+    def list(self) -> list[str]:
+        if self._list is None:
+            self._list = words(self.text)
+        return self._list
+
+    @property
+    def set(self) -> frozenset[str]:
+        if self._set is None:
+            self._set = frozenset(self.list)
+        return self._set
+
+    @property
+    def prefixed(self) -> frozenset[str]:
+        """Its words that start as a negating prefix does ("un", "dis", "non", ...)."""
+        if self._prefixed is None:
+            self._prefixed = frozenset(w for w in self.set if w[:2] in _PREFIX_STARTS)
+        return self._prefixed
+
+    @property
+    def counts(self) -> Counter[str]:
+        if self._counts is None:
+            self._counts = Counter(self.list)
+        return self._counts
+
+
+def may_change(claim: Words, quote: Words) -> bool:
     """The cheap first look: whether the claim may follow the quote closely (enough of its
-    words are the quote's: an upper bound on what the alignment can match) and either list
-    has a word of the kinds read here (antonyms, negations, ordinals, hedges, or a word with a
-    negating prefix whose rest the other has) that the other lacks. False: no change of these
-    kinds can be found."""
-    theirs = set(quote)
-    covered = sum(1 for w in claim if w in theirs)
-    if covered < CLOSE_WORDS or covered < CLOSE_SHARE * len(claim):
+    words are the quote's: an upper bound on what the alignment can match) and a change of the
+    kinds read here is possible: a word the claim adds with its antonym among the words it
+    lacks, or with a negating prefix on one of those (or without it); a negation added or left
+    out; an ordinal or a hedge of the quote left out. False: no such change can be found. Set
+    operations only, no loop over every word."""
+    shared = claim.set & quote.set
+    least = max(CLOSE_WORDS, CLOSE_SHARE * len(claim.list))
+    if len(shared) + len(claim.list) - len(claim.set) < least:
+        return False  # (even with every repeated word shared: set sizes, no loop)
+    counts = claim.counts
+    covered = sum(counts[w] for w in shared)
+    if covered < least:
         return False
-    mine = set(claim)
-    for w in mine ^ theirs:
-        if w in _READ or _NEGATED_VERBS.match(w):
+    added, lost = claim.set - quote.set, quote.set - claim.set
+    if not _LOSABLE.isdisjoint(lost) or not NEGATIONS.isdisjoint(lost | added):
+        return True
+    for w in added & _ANTONYM_WORDS:
+        if not _PARTNERS[w].isdisjoint(lost):
             return True
-        other = theirs if w in mine else mine
-        for p in _PREFIXES:
-            if w.startswith(p) and w[len(p) :].lstrip("-") in other:
-                return True
+    return _unprefixed_in(added & claim.prefixed, lost) or _unprefixed_in(
+        lost & quote.prefixed, added
+    )
+
+
+_PREFIX_STARTS = frozenset(p[:2] for p in _PREFIXES)
+
+
+def _unprefixed_in(prefixed: frozenset[str], plain: frozenset[str]) -> bool:
+    """Whether a word of ``prefixed`` is one of ``plain`` with a negating prefix."""
+    for w in prefixed:
+        if plain:
+            for p in _PREFIXES:
+                if w.startswith(p) and w[len(p) :].lstrip("-") in plain:
+                    return True
     return False
 
 
@@ -109,23 +174,44 @@ _ORDINAL_WORDS = dict(
 )
 
 
+DIGITS = frozenset("0123456789")
+_ORDINAL_DIGIT_WORDS = frozenset(_ORDINAL_WORDS)
+# Punctuation, apostrophes and hyphens to spaces: then a split is the words, at C speed ("don't"
+# is read "do not" first; "non-evasive" is "non evasive", and "non" is a negation).
+_APART = str.maketrans(
+    dict.fromkeys([chr(c) for c in range(32)], " ")  # control characters (a PDF's hyphen: \x02)
+    | dict.fromkeys(
+        "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~\u2014\u2013\u2026\u00ab\u00bb\u201c\u201d\u2018\u2019",
+        " ",
+    )
+)
+
+
 def words(normalized: str) -> list[str]:
-    """The words of a normalised text, as ``changed_word`` reads them (an ordinal in digits as
-    the word: "2nd" is "second")."""
-    found = _WORDS.findall(normalized)
-    if any(w in _ORDINAL_WORDS for w in found):
+    """The words of a normalised text, as ``changed_word`` reads them: split at punctuation,
+    apostrophes and hyphens, "n't" read as "not", an ordinal in digits as the word ("2nd" is
+    "second")."""
+    if "n't" in normalized:
+        normalized = normalized.replace("n't", " not")
+    found = normalized.translate(_APART).split()
+    if not DIGITS.isdisjoint(normalized) and not _ORDINAL_DIGIT_WORDS.isdisjoint(found):
         return [_ORDINAL_WORDS.get(w, w) for w in found]
     return found
 
 
-def changed_word(claim: str | list[str], quote: str) -> str | None:
-    """Where the normalised ``claim`` (or its ``words``, read once for all of its quotes)
+def changed_word(claim: str | Words, quote: str) -> str | None:
+    """Where the normalised ``claim`` (or its ``Words``, read once for all of its quotes)
     follows the normalised ``quote`` closely, the change that reverses or narrows it, in words
     ("'similar' for the quote's 'different'", "the quote's 'second' left out"); None where
     there is none, or where the claim does not follow it."""
-    mine = words(claim) if isinstance(claim, str) else claim
-    theirs = words(quote)
-    if not mine or not theirs or not may_change(mine, theirs):
+    said = Words(claim) if isinstance(claim, str) else claim
+    if said.chars > NEAR_LENGTH * len(quote) + 40:
+        return None  # much longer than its quote: it says more than it, no near-copy of it
+    if quote.strip(" .,;:!?\"'") in said.text:
+        return None  # the whole quote, word for word: nothing of it changed or left out
+    quoted = Words(quote)
+    mine, theirs = said.list, quoted.list
+    if not mine or not theirs or not may_change(said, quoted):
         return None
     matcher = difflib.SequenceMatcher(None, theirs, mine, autojunk=False)
     blocks = [b for b in matcher.get_matching_blocks() if b.size]
