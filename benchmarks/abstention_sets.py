@@ -155,6 +155,12 @@ def main() -> int:
     parser.add_argument("--half", choices=("fit", "report"), default="report")
     parser.add_argument("--per-split", type=int, default=20, help="questions of each label")
     parser.add_argument("--json", type=Path, help="also write every row here")
+    parser.add_argument(
+        "--rerank",
+        choices=("dense", "off"),
+        default="dense",
+        help="ask's default (dense), or off: as runs before 2026-12-07 measured",
+    )
     args = parser.parse_args()
     if not DATA.exists():
         raise SystemExit(f"needs the public data sets in {DATA}")
@@ -178,7 +184,7 @@ def main() -> int:
                     bench.ingest(store)
             else:
                 ingest(items, url)
-            tally: Tally = run(args.provider, items, url, False)  # ask's defaults, all of them
+            tally: Tally = run(args.provider, items, url, False, rerank=args.rerank)
         by_id = {i.id: i for i in items}
         rows = tally.rows
         everything[name] = rows
