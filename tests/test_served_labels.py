@@ -1,0 +1,83 @@
+"""The hand-read sample of what ``ask`` serves (benchmarks/served_labels.py, issue 53): its
+labels are well-formed, and the script joins a run's served claims to them by question and
+claim hash, counting only what was labelled and naming what was not."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_label_is_well_formed() -> None:
+    lines = (ROOT / "benchmarks" / "labels" / "served_fit.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in lines if line.strip()]
+    assert len(rows) >= 40
+    keys = set()
+    for row in rows:
+        assert row["set"] in {"squad2", "nomiracl"}
+        assert row["supported"] in {"yes", "partly", "no"}
+        assert row["answers"] in {"answers", "related", "unrelated"}
+        assert isinstance(row["sentence"], bool) and isinstance(row["answerable"], bool)
+        assert len(row["claim"]) == 16 and all(c in "0123456789abcdef" for c in row["claim"])
+        # (no claim text is kept: the sets' sentences stay where they are)
+        assert set(row) == {
+            "set",
+            "question",
+            "answerable",
+            "claim",
+            "supported",
+            "answers",
+            "sentence",
+            "why",
+        }
+        keys.add((row["question"], row["claim"]))
+    assert len(keys) == len(rows)  # one label per served claim
+
+
+def test_a_run_is_joined_to_its_labels(tmp_path: Path, benchmark_module: Any) -> None:
+    served = benchmark_module("served_labels")
+    q, key = served.claim_key("sq1", "Employees get 16 weeks of leave.")
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(
+        json.dumps(
+            {
+                "set": "squad2",
+                "question": q,
+                "answerable": True,
+                "claim": key,
+                "supported": "partly",
+                "answers": "answers",
+                "sentence": True,
+                "why": "",
+            }
+        )
+        + "\n"
+    )
+    run = tmp_path / "run.json"
+    row = {
+        "id": "sq1",
+        "answerable": True,
+        "claims": ["Employees get 16 weeks of leave.", "A claim nobody read."],
+    }
+    run.write_text(json.dumps({"squad2": [row]}))
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "served_labels.py"),
+            str(run),
+            "--labels",
+            str(labels),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "served claims labelled: 1 (of 2 served)" in out.stdout
+    assert "| fully supported by their quotes | 0% [0, 79] (0 of 1) |" in out.stdout
+    assert "| answering what was asked (answerable questions) | 100%" in out.stdout
+    assert "A claim nobody read." in out.stderr
