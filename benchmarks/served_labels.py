@@ -35,7 +35,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from attribution_drops import wilson
+from abstention_sets import pct
 from quotebound.text import normalize
 
 LABELS = Path(__file__).resolve().parent / "labels" / "served_fit.jsonl"
@@ -60,10 +60,7 @@ def run_rows(path: Path) -> list[dict[str, Any]]:
 
 
 def _share(k: int, n: int) -> str:
-    if not n:
-        return "-"
-    lo, hi = wilson(k, n)
-    return f"{100 * k / n:.0f}% [{100 * lo:.0f}, {100 * hi:.0f}] ({k} of {n})"
+    return f"{pct(k, n)} ({k} of {n})" if n else "-"
 
 
 def main() -> int:

@@ -78,6 +78,6 @@ def test_a_run_is_joined_to_its_labels(tmp_path: Path, benchmark_module: Any) ->
         check=True,
     )
     assert "served claims labelled: 1 (of 2 served)" in out.stdout
-    assert "| fully supported by their quotes | 0% [0, 79] (0 of 1) |" in out.stdout
-    assert "| answering what was asked (answerable questions) | 100%" in out.stdout
+    assert "| fully supported by their quotes | 0.0% [0, 79] (0 of 1) |" in out.stdout
+    assert "| answering what was asked (answerable questions) | 100.0%" in out.stdout
     assert "A claim nobody read." in out.stderr

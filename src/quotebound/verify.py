@@ -1000,11 +1000,7 @@ def reanchor(
                 claims[i] = Claim(claim.text, (placed, *claim.citations), True)
                 changed = True
                 break
-    if not changed:
-        return verdict
-    done = tuple(claims)
-    tiers = verdict.tiers if "anchor" in verdict.tiers else (*verdict.tiers, "anchor")
-    return replace(verdict, claims=done, status=verdict_status(done), tiers=tiers)
+    return _with_claims(verdict, claims, "anchor") if changed else verdict
 
 
 def quoted_sentences(verdict: Verdict, ws: WorkingSet, policy: Policy = DEFAULT_POLICY) -> Verdict:
@@ -1034,10 +1030,14 @@ def quoted_sentences(verdict: Verdict, ws: WorkingSet, policy: Policy = DEFAULT_
                 claims[i] = replace(checked, restates=claim.text)
                 changed = True
                 break
-    if not changed:
-        return verdict
+    return _with_claims(verdict, claims, "quoted") if changed else verdict
+
+
+def _with_claims(verdict: Verdict, claims: list[Claim], tier: str) -> Verdict:
+    """``verdict`` with ``claims`` in place of its own, its status settled again, and ``tier``
+    among the checks that ran."""
     done = tuple(claims)
-    tiers = verdict.tiers if "quoted" in verdict.tiers else (*verdict.tiers, "quoted")
+    tiers = verdict.tiers if tier in verdict.tiers else (*verdict.tiers, tier)
     return replace(verdict, claims=done, status=verdict_status(done), tiers=tiers)
 
 
