@@ -68,6 +68,13 @@ def main() -> int:
     parser.add_argument("run", type=Path, help="an abstention_sets.py run (--json, or stderr)")
     parser.add_argument("--labels", type=Path, default=LABELS)
     parser.add_argument("--template", action="store_true", help="print unlabelled claims as lines")
+    parser.add_argument(
+        "--sets",
+        nargs="+",
+        default=["sq", "nm"],
+        help="question id prefixes read (default: SQuAD2's sq, NoMIRACL's nm; Contoso's co "
+        "questions are judged by their gold pages, not read)",
+    )
     args = parser.parse_args()
     labels = {}
     for line in args.labels.read_text(encoding="utf-8").splitlines():
@@ -77,6 +84,8 @@ def main() -> int:
     read: list[dict[str, Any]] = []
     unread: list[tuple[dict[str, Any], str]] = []
     for row in run_rows(args.run):
+        if not str(row["id"]).startswith(tuple(args.sets)):
+            continue
         for claim in row.get("claims", []):
             key = claim_key(row["id"], claim)
             if key in labels:
