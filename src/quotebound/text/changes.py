@@ -89,12 +89,13 @@ class Words:
     and counts, each read when first asked for: once for a claim, whatever the number of its
     quotes, and not at all where a cheaper look decides."""
 
-    __slots__ = ("_counts", "_list", "_prefixed", "_set", "chars", "text")
+    __slots__ = ("_counts", "_joined", "_list", "_prefixed", "_set", "chars", "text")
 
     def __init__(self, normalized: str) -> None:
         self.text = normalized
         self.chars = len(normalized)
         self._list: list[str] | None = None
+        self._joined: str | None = None
         self._set: frozenset[str] | None = None
         self._counts: Counter[str] | None = None
         self._prefixed: frozenset[str] | None = None
@@ -104,6 +105,14 @@ class Words:
         if self._list is None:
             self._list = words(self.text)
         return self._list
+
+    @property
+    def joined(self) -> str:
+        """Its words with one space around each: a text holds another's words in order,
+        whole, where this holds that one's ``joined``."""
+        if self._joined is None:
+            self._joined = f" {' '.join(self.list)} "
+        return self._joined
 
     @property
     def set(self) -> frozenset[str]:
@@ -210,6 +219,8 @@ def changed_word(claim: str | Words, quote: str) -> str | None:
     if quote.strip(" .,;:!?\"'") in said.text:
         return None  # the whole quote, word for word: nothing of it changed or left out
     quoted = Words(quote)
+    if quoted.joined in said.joined:
+        return None  # the same, punctuation and quotation marks aside
     mine, theirs = said.list, quoted.list
     if not mine or not theirs or not may_change(said, quoted):
         return None
