@@ -14,8 +14,8 @@ same code ``quotebound ask`` runs. Reported per provider:
   annotators selected (a rough correctness signal, not a metric of the issue);
 - seconds per answer (mean and p50), and provider errors;
 - what a served answer must never hold, counted in the served answers: fragment or
-  placeholder claims (``verify.answer_fragments``), decorative citations (a kept citation sharing no
-  content word with its claim), and model notes shown in an abstention that state a fact
+  placeholder claims (``fragments.answer_fragments``), decorative citations (a kept citation
+  sharing no content word with its claim), and model notes shown in an abstention that state a fact
   (``coverage.states_no_fact``); and answers naming a part of the question left unaddressed.
 
 The support tier runs as ``quotebound ask`` runs it (``--entailment fast``, the default;
@@ -77,13 +77,14 @@ from quotebound.entailment import DEFAULT_TIER
 from quotebound.entailment.answers import DEFAULT_ANSWER_CHECK, DEFAULT_FALLBACK
 from quotebound.entailment.judge import JUDGE_MODEL, JudgeBackend
 from quotebound.entailment.rerank import DEFAULT_RERANK, RERANKS
+from quotebound.fragments import answer_fragments
 from quotebound.ingest import chunk_document
 from quotebound.pipeline import Answer, ask
 from quotebound.providers import ExtractiveProvider, Provider
 from quotebound.store import open_store
 from quotebound.text import normalize
 from quotebound.text.words import content_words
-from quotebound.verify import answer_fragments, with_kept_from
+from quotebound.verdict import with_kept_from
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "clapnq"
 SEED = 20261129
@@ -159,7 +160,7 @@ class Tally:
     decorative: int = 0
     unverified_notes: int = 0
     unaddressed: int = 0
-    anchored: int = 0  # served citations the code placed (verify.reanchor)
+    anchored: int = 0  # served citations the code placed (reanchor.reanchor)
     check_refused_answerable: int = 0  # answers the answer check turned into abstentions
     check_refused_unanswerable: int = 0
     rows: list[dict[str, Any]] = field(default_factory=list)  # one per question, for reading

@@ -30,12 +30,12 @@ from answer_quality import served_claims
 from quotebound.entailment import make_backend
 from quotebound.entailment.base import Backend
 from quotebound.evaluation.metrics import wilson
+from quotebound.fragments import answer_fragments
 from quotebound.pipeline import Answer, AskOptions, reverify
 from quotebound.providers import ExtractiveProvider
 from quotebound.store import open_store
 from quotebound.text import normalize
 from quotebound.text.words import content_words
-from quotebound.verify import answer_fragments
 
 
 def _rate(num: int, den: int) -> str:

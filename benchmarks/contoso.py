@@ -41,6 +41,7 @@ from answer_quality import served_claims
 from quotebound.defaults import defaults, make_reranker
 from quotebound.entailment.answers import FALLBACKS, chosen_check
 from quotebound.entailment.rerank import RERANKS, DenseReranker
+from quotebound.fragments import answer_fragments
 from quotebound.ingest import chunk_document, load_file
 from quotebound.packing import DEFAULT_BUDGET_CHARS, pack
 from quotebound.pipeline import Answer, AskOptions, ask, retrieve
@@ -48,7 +49,6 @@ from quotebound.providers import make_provider
 from quotebound.store import Store, open_store
 from quotebound.text import normalize
 from quotebound.text.words import content_words
-from quotebound.verify import answer_fragments
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "contoso_hr_benefits"
 CORPUS = "contoso"

@@ -9,7 +9,7 @@ import pytest
 
 from quotebound.entailment.base import Judgement
 from quotebound.pipeline import Abstention, Answer
-from quotebound.verify import Citation, Claim, Verdict
+from quotebound.verdict import Citation, Claim, Verdict
 
 
 @pytest.fixture

@@ -388,8 +388,8 @@ CLAIM = "In Germany, the company tops up parental allowance to full salary for 1
 
 def _second_chance(label: str) -> tuple[Any, Table]:
     """A claim whose verbatim quote the tier finds does not say it, then the code's sentence."""
+    from quotebound.reanchor import reanchor
     from quotebound.reasons import AFTER_ENTAILMENT
-    from quotebound.verify import reanchor
 
     ws = WorkingSet(
         [
@@ -464,7 +464,7 @@ def test_a_claim_leaning_on_one_the_tier_drops_is_dropped_with_it() -> None:
 def test_ask_drops_a_claim_leaning_on_one_the_tier_dropped_unless_the_policy_says_not(
     tmp_path: Path,
 ) -> None:
-    from quotebound.verify import Policy
+    from quotebound.verdict import Policy
 
     first = "Employees get 16 weeks of paid parental leave."
     leaning = "This rises to full salary for 14 weeks in Germany."

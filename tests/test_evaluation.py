@@ -24,7 +24,8 @@ from quotebound.evaluation.run import answer_summary, citation_evidence, outcome
 from quotebound.evaluation.sample import allocate, sample_traces, stratum
 from quotebound.sources import Source, WorkingSet
 from quotebound.store import TraceAttempt, TraceRecord, TraceSource, open_store
-from quotebound.verify import Verdict, verify
+from quotebound.verdict import Verdict
+from quotebound.verify import verify
 
 DATA = Path(__file__).resolve().parent / "data" / "eval"
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"

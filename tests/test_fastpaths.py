@@ -521,7 +521,7 @@ def test_a_number_or_identifier_held_as_written_shares_content_words(
             assert not content_words(claim).isdisjoint(content_words(evidence + " " + token))
 
 
-# -- the fragment rule's fast paths (verify.fragment) -------------------------------------------
+# -- the fragment rule's fast paths (fragments.fragment) -------------------------------------------
 
 _CLAIM_WORDS = st.sampled_from(
     [
@@ -547,7 +547,7 @@ _CLAIM_WORDS = st.sampled_from(
 @FAST
 @given(st.one_of(text, st.lists(_CLAIM_WORDS, max_size=6).map(" ".join)))
 def test_the_fragment_fast_path_equals_the_definition(claim: str) -> None:
-    from quotebound.verify import _fragment_by_definition, fragment
+    from quotebound.fragments import _fragment_by_definition, fragment
 
     stripped = claim.strip()
     if stripped.startswith("<"):

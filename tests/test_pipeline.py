@@ -575,7 +575,7 @@ def test_a_source_sentence_that_is_a_fragment_is_never_served_in_a_claims_place(
     from quotebound import Source, WorkingSet, verify
     from quotebound.entailment.heuristic import HeuristicBackend
     from quotebound.entailment.tier import check_entailment
-    from quotebound.verify import quoted_sentences
+    from quotebound.reanchor import quoted_sentences
 
     ws = WorkingSet(
         [Source("S1", "It tops up statutory parental allowance to full salary for 14 weeks.")]

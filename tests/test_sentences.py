@@ -126,7 +126,7 @@ def test_a_line_standing_alone_may_hold_a_number_or_a_lower_case_verb(line: str)
     "claim", ["Eligibility: All Full-Time Employees", "Out-of-Pocket Maximum: $6,000"]
 )
 def test_a_label_and_its_value_is_a_claim(claim: str) -> None:
-    from quotebound.verify import fragment
+    from quotebound.fragments import fragment
 
     assert fragment(claim) is None
     assert fragment("Balance Billing Protection") == "a heading, not a statement"
@@ -145,7 +145,7 @@ def test_a_label_and_its_value_is_a_claim(claim: str) -> None:
     ],
 )
 def test_a_piece_of_a_sentence_is_no_claim(piece: str) -> None:
-    from quotebound.verify import fragment
+    from quotebound.fragments import fragment
 
     assert fragment(piece) == "a piece of a sentence (it starts mid-sentence)"
     assert fragment(piece[0].upper() + piece[1:]) is None  # the same words, a sentence
@@ -179,10 +179,10 @@ def test_a_piece_of_a_sentence_is_no_claim(piece: str) -> None:
     ],
 )
 def test_a_sentence_leaning_on_the_one_before_it_is_no_claim(leaning: str) -> None:
-    from quotebound.verify import _LEANS_BACK, fragment
+    from quotebound.fragments import LEANS_BACK, fragment
 
-    assert fragment(leaning) == _LEANS_BACK
-    assert "leans on the one before it" in _LEANS_BACK
+    assert fragment(leaning) == LEANS_BACK
+    assert "leans on the one before it" in LEANS_BACK
 
 
 @pytest.mark.parametrize(
@@ -199,7 +199,7 @@ def test_a_sentence_leaning_on_the_one_before_it_is_no_claim(leaning: str) -> No
 def test_a_pointer_to_text_that_is_not_there_is_no_claim(pointer: str) -> None:
     """Issue 53: lead-ins, disambiguation lines and pointers to a list are not statements
     (the extractive fallback serves none of them: it keeps only what ``fragment`` passes)."""
-    from quotebound.verify import fragment
+    from quotebound.fragments import fragment
 
     assert fragment(pointer) is not None
     assert "pointer" in fragment(pointer) or "heading" in fragment(pointer)
@@ -230,7 +230,7 @@ def test_a_pointer_to_text_that_is_not_there_is_no_claim(pointer: str) -> None:
     ],
 )
 def test_a_sentence_that_says_what_it_is_about_is_a_claim(alone: str) -> None:
-    from quotebound.verify import fragment
+    from quotebound.fragments import fragment
 
     assert fragment(alone) is None
 
@@ -279,7 +279,7 @@ def test_a_claim_may_lean_on_a_kept_claim_before_it() -> None:
 
 
 def test_a_leaning_claim_citing_the_wrong_source_is_told_it_leans_and_is_never_placed() -> None:
-    from quotebound.verify import reanchor
+    from quotebound.reanchor import reanchor
 
     ws = WorkingSet(
         [
@@ -311,7 +311,7 @@ def test_a_leaning_claim_citing_the_wrong_source_is_told_it_leans_and_is_never_p
 
 
 def test_an_answer_reads_a_leaning_claim_with_the_one_before_it() -> None:
-    from quotebound.verify import answer_fragments
+    from quotebound.fragments import answer_fragments
 
     first = "Northwind Standard covers in-network providers only."
     leaning = "These providers have agreed to charge lower rates."

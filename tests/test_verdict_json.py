@@ -11,7 +11,7 @@ from quotebound import Source, WorkingSet, verify
 from quotebound.entailment.base import Backend, Judgement
 from quotebound.entailment.tier import check_entailment
 from quotebound.errors import InputError
-from quotebound.verify import Verdict
+from quotebound.verdict import Verdict
 
 WS = WorkingSet(
     [

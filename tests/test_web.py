@@ -304,7 +304,7 @@ def one_sided_site(browser: Any, tmp_path: Path) -> Iterator[Site]:
         store.ingest("hr", *doc("new.txt", new, title="New policy"))
         secret = store.create_key()[1]
     # Cited as S1 whichever id the old policy is sent under: if it is S2, the quote is found
-    # there and the claim re-anchored to it (verify.reanchor).
+    # there and the claim re-anchored to it (reanchor.reanchor).
     claim = {"text": "Employees get 12 weeks of paid parental leave.", "citations": []}
     claim["citations"] = [{"source": "S1", "quote": old}]
     answer = json.dumps({"answerable": True, "claims": [claim]})

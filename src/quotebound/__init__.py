@@ -21,7 +21,8 @@ from .parsing import DEFAULT_SENTINELS, FORMATS
 from .reasons import CITATION_REASONS, CLAIM_REASONS, STATUSES
 from .sources import Source, WorkingSet
 from .text.normalize import NORMALIZATION_VERSION, NormalizedText, normalize
-from .verify import Citation, Claim, Policy, Verdict, verify
+from .verdict import Citation, Claim, Policy, Verdict
+from .verify import verify
 
 if TYPE_CHECKING:
     from .entailment import make_backend

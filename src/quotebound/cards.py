@@ -20,7 +20,7 @@ from urllib.parse import quote as _percent
 from urllib.parse import urlsplit
 
 from .sources import Source, WorkingSet
-from .verify import Claim, Verdict
+from .verdict import Claim, Verdict
 
 
 @dataclass(frozen=True, slots=True)

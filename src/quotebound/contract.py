@@ -20,7 +20,7 @@ from .request import Capabilities, Message, Request
 from .sources import WorkingSet
 from .text import quote_words, sentence_spans
 from .text.sentences import reads_as_heading
-from .verify import DEFAULT_POLICY, Policy
+from .verdict import DEFAULT_POLICY, Policy
 
 SENTINEL = DEFAULT_SENTINELS[0]  # "Not covered by the provided documents."
 EVIDENCE_SENTINEL = DEFAULT_SENTINELS[1]  # "INSUFFICIENT_CONTEXT"

@@ -147,7 +147,7 @@ def nearest_sentences(
     least ``least`` content words with ``claim``, and at least ``share`` of the claim's, most
     shared first (ties: in the sources' order), other than the ``skip`` texts (the quotes that
     already failed). Where a repair turn points a model whose quote did not support its claim
-    (half the claim's words), and where ``verify.reanchor`` looks for the sentence that does
+    (half the claim's words), and where ``reanchor.reanchor`` looks for the sentence that does
     (two thirds): the verifier checks whatever is cited there like any other citation."""
     wanted = content_words(normalize(claim))
     least = max(least, math.ceil(len(wanted) * share))  # most of the claim, not a word of it

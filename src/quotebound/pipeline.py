@@ -42,23 +42,17 @@ from .entailment.base import Backend, Judgement, reads_documents
 from .entailment.rerank import Reranked
 from .entailment.tier import check_entailment, evidence_text
 from .errors import TimeLimitError, WorkLimitError
+from .fragments import LIST_MARK
 from .ingest.chunker import chunk_document
 from .packing import DEFAULT_BUDGET_CHARS, Pack, chunk_key, pack, pack_sources
 from .providers.base import Completion, Provider, ProviderError, Request
+from .reanchor import ANCHOR_SHARE, quoted_sentences, reanchor
 from .reasons import AFTER_ENTAILMENT, NOT_CARRIED
 from .sources import Source, WorkingSet
 from .store import Store, TraceAttempt, TraceRecord, TraceSource
 from .text.normalize import scrub
-from .verify import (
-    ANCHOR_SHARE,
-    LIST_MARK,
-    Policy,
-    Verdict,
-    quoted_sentences,
-    reanchor,
-    verify,
-    with_kept_from,
-)
+from .verdict import Policy, Verdict, with_kept_from
+from .verify import verify
 
 log = logging.getLogger("quotebound.retrieval")
 
@@ -191,12 +185,12 @@ class AskOptions:
     # takes that keyword; an answer it refuses becomes an abstention. None: not run.
     answer_check: AnswerCheck | None = None
     # Re-cite a claim whose quotes did not carry it to the sentence of the sources that does
-    # (``verify.reanchor``); the entailment tier then judges that sentence. False: the model's
+    # (``reanchor.reanchor``); the entailment tier then judges that sentence. False: the model's
     # own citations only.
     reanchor: bool = True
     # Serve a claim the entailment tier alone dropped (its quote verbatim, on its words, and
     # the tier did not follow the model's paraphrase) as the cited source's own sentence
-    # (``verify.quoted_sentences``; the answer check then judges it like any claim). False:
+    # (``reanchor.quoted_sentences``; the answer check then judges it like any claim). False:
     # such a claim is dropped.
     source_sentences: bool = True
     # When the answer would be an abstention (nothing verified, the model's own abstention, or
@@ -878,7 +872,7 @@ def _gap_failures(gaps: tuple[str, ...], packed: Pack) -> list[str]:
 
 def _best(verdicts: list[Verdict]) -> Verdict | None:
     """The repaired verdict with what the first attempt kept and the repair left out
-    (``verify.with_kept_from``: a repair must not cost); the first when the repair abstained
+    (``verdict.with_kept_from``: a repair must not cost); the first when the repair abstained
     or could not be read and the first kept more."""
     if not verdicts:
         return None

@@ -105,7 +105,7 @@ ID_SPAN_FAILURES = reasons_of("id", "policy", "span")
 # The groupings the pipeline acts on, written here once.
 # A claim dropped only for these had a verbatim quote (or one in another source) that did not
 # carry it: the sentence that does may be elsewhere in the sources sent, and re-anchoring looks
-# for it (``verify.reanchor``). A quote the model made up, ``quote_not_found``, is not among
+# for it (``reanchor.reanchor``). A quote the model made up, ``quote_not_found``, is not among
 # them: that is the repair turn's to name.
 REANCHORABLE: frozenset[str] = frozenset(
     {

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .sources import WorkingSet
-from .verify import DEFAULT_POLICY, Policy
+from .verdict import DEFAULT_POLICY, Policy
 
 Role = Literal["system", "user", "assistant"]
 

@@ -80,6 +80,30 @@ class Missing:
     items: tuple[str, ...]
 
 
+# the reason code of each kind of fact a claim's evidence lacks (``Missing.kind``)
+SUPPORT_REASON = {
+    "identifier": "identifier_not_in_source",
+    "number": "number_not_in_source",
+    "quoted_text": "quoted_text_not_in_source",
+    "name": "name_not_in_source",
+}
+
+
+_FACT_NAMES = {
+    "identifier": "identifier",
+    "number": "number",
+    "quoted_text": "quoted words",
+    "name": "name",
+}
+
+
+def fact_label(gap: Missing) -> str:
+    """``identifier PROT-X``, ``numbers 14, 16``: the facts a gap names, in words."""
+    name = _FACT_NAMES[gap.kind]
+    plural = "s" if len(gap.items) > 1 and gap.kind != "quoted_text" else ""
+    return f"{name}{plural} {', '.join(gap.items)}"
+
+
 def claim_gap(
     normalized_claim: str,
     evidence: list[Evidence],

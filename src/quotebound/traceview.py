@@ -16,7 +16,7 @@ from typing import Any
 from .cards import deep_link
 from .errors import NotFoundError
 from .store import TraceAttempt, TraceRecord, TraceSource
-from .verify import Verdict, with_kept_from
+from .verdict import Verdict, with_kept_from
 
 
 def served_attempt(trace: TraceRecord) -> TraceAttempt | None:

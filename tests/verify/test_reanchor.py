@@ -1,4 +1,4 @@
-"""``verify.reanchor``: a claim whose citations did not carry it, re-cited in code to the sentence
+"""``reanchor.reanchor``: a claim whose citations did not carry it, re-cited in code to the sentence
 of the sources sent that does, and kept only if that sentence passes every check."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 
 from quotebound import Policy, Source, Verdict, WorkingSet
 from quotebound.coverage import nearest_sentences
-from quotebound.verify import reanchor
+from quotebound.reanchor import reanchor
 
 from .verifykit import WS, answer, assert_spans, check, cit, claim
 

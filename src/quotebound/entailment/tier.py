@@ -4,7 +4,7 @@ Invariants:
 - Only citations that passed every code check (id, span, numbers, identifiers, quoted words) are
   judged; a failed citation keeps its code reason. A citation judged before (it carries an
   ``entailment`` record) keeps its judgement: the tier run again on a verdict judges only what
-  is new (a citation ``verify.reanchor`` placed after the first run).
+  is new (a citation ``reanchor.reanchor`` placed after the first run).
 - A judged citation stays valid only when the backend says ``supported``. ``contradicted`` and
   ``unrelated`` make it invalid (``contradicted``, ``not_entailed``); a backend error makes it
   invalid too (``entailment_error``): the tier fails closed, never silently passes.
@@ -21,8 +21,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from ..fragments import lean_on_kept
 from ..sources import WorkingSet
-from ..verify import Citation, Claim, Verdict, lean_on_kept, settled_claim, verdict_status
+from ..verdict import Citation, Claim, Verdict, settled_claim, verdict_status
 from .base import Backend, Judgement
 
 JOINT_DETAIL = "judged on the claim's quotes together"
@@ -37,7 +38,7 @@ def check_entailment(
 ) -> Verdict:
     """``verdict`` with the entailment tier applied by ``backend``. With ``sentences`` (the
     verifying policy's ``Policy.sentences``), a kept claim that leaned on one the tier drops,
-    and says nothing alone now, is dropped too (``verify.lean_on_kept``)."""
+    and says nothing alone now, is dropped too (``fragments.lean_on_kept``)."""
     tiers = (
         verdict.tiers
         if tier_name(backend) in verdict.tiers

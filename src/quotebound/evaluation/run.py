@@ -30,7 +30,8 @@ from ..errors import InputError
 from ..reasons import ID_SPAN_FAILURES
 from ..sources import WorkingSet
 from ..store import TraceRecord
-from ..verify import Citation, Verdict, verify
+from ..verdict import Citation, Verdict
+from ..verify import verify
 from . import metrics as m
 from .loaders import BINARY_LABELS, THREE_LABELS, AnswerExample, Dataset, PairExample
 

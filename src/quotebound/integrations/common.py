@@ -24,7 +24,7 @@ from ..pipeline import Answer, AskOptions, ask_sources, check_answer
 from ..providers.base import Completion, Provider, ProviderError, Request
 from ..sources import Source, WorkingSet, valid_date
 from ..store import Store
-from ..verify import Verdict
+from ..verdict import Verdict
 
 _KEY = ("key", "source", "file_path", "file_name", "url")
 _TITLE = ("title", "file_name", "name")

@@ -44,7 +44,7 @@ from ..contract import build_request
 from ..errors import InputError
 from ..pipeline import AskOptions
 from ..store import Store, open_store
-from ..verify import Policy
+from ..verdict import Policy
 from .common import Checked, Sent, check, working_set_of
 
 __all__ = ["QuoteboundPromptBuilder", "VerifiedAnswerBuilder", "working_set"]

@@ -42,7 +42,7 @@ from ..pipeline import AskOptions
 from ..providers.base import Provider
 from ..sources import WorkingSet
 from ..store import Store
-from ..verify import Policy
+from ..verdict import Policy
 from .common import ChatProvider, Checked, Sent, ask_over, check, source_of, working_set_of
 
 __all__ = [

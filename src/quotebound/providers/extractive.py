@@ -30,9 +30,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ..fragments import fragment
 from ..sources import WorkingSet
 from ..text import STOPWORDS, quote_words, sentence_spans
-from ..verify import DEFAULT_POLICY, Policy, fragment
+from ..verdict import DEFAULT_POLICY, Policy
 from .base import Capabilities, Completion, Provider, ProviderError, Request
 
 _WORD = re.compile(r"[^\W_]+")

@@ -26,7 +26,8 @@ from ..originals import document_page, original_of, pdf_highlights, quotes_of, r
 from ..sources import WorkingSet
 from ..store import ApiKey, Store, TraceRecord
 from ..traceview import claims_view, source_view, trace_dict
-from ..verify import Policy, verify
+from ..verdict import Policy
+from ..verify import verify
 from .answers import run_ask, stream_answer
 from .errors import ApiError
 from .schemas import AskIn, PolicyIn, VerifyIn

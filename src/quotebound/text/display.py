@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["terminal_safe"]
+__all__ = ["shown", "terminal_safe"]
 
 # C0 controls but tab and newline (the layout's own), DEL and C1 controls, and the invisible
 # bidirectional marks, embeddings, overrides and isolates.
@@ -26,3 +26,10 @@ def terminal_safe(text: str) -> str:
     """``text`` with every control character but tab and newline written as a visible escape
     (ESC is ``\\x1b``, a right-to-left override ``\\u202e``); anything else unchanged."""
     return _UNSAFE.sub(_escape, text)
+
+
+def shown(text: str, limit: int = 60) -> str:
+    """``text`` as a message quotes it: whitespace collapsed, cut at ``limit`` characters with
+    an ellipsis, in ``repr`` quotes ("claim 2 ('16 weeks') is a fragment")."""
+    text = " ".join(text.split())
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")

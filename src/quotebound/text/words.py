@@ -112,6 +112,9 @@ def contains_words(hay: str, needle: str) -> bool:
     return False
 
 
+WORD_TOKEN = re.compile(r"[^\W_]+")  # a run of letters or digits
+# the punctuation a word is read without at its edges (the relevance and writing rules)
+EDGE_PUNCTUATION = "\"'.,;:!?()[]{}"
 _EDGE = frozenset(" \"'.,;:!?")
 _EDGE_CHARS = " \"'.,;:!?"
 _WORD = re.compile(r"[^\W_]+(?:\S*[^\W_])?")  # a token with a letter or digit

@@ -1,0 +1,305 @@
+"""The writing rules: whether a claim is a statement a reader can take alone.
+
+``fragment`` says why a text is not one (a question, the template's placeholder, a piece of a
+sentence, too few words, no content word, a heading, a pointer at text that is not there, or a
+sentence leaning on the one before it); ``lean_on_kept`` reads a leaning claim with the claims
+kept before it; ``answer_fragments`` reads the claims an answer serves. ``verify`` makes them
+notes on a kept claim, or (``Policy.strict``, as ``ask`` verifies its own model) drops the
+claim as ``claim_fragment``; the extractive fallback never chooses a fragment.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from .text.display import shown
+from .text.normalize import normalize
+from .text.sentences import reads_as_heading
+from .text.words import (
+    EDGE_PUNCTUATION,
+    STOPWORDS,
+    UNSPACED,
+    WORD_TOKEN,
+    content_words,
+    unspaced_words,
+)
+from .verdict import Claim
+
+
+def refused(n: int, text: str, claim: Claim, why: str) -> Claim:
+    message = (
+        f"claim {n} ({shown(text)}) is {why}: write it as one complete sentence that says "
+        "what it is about"
+    )
+    return replace(claim, kept=False, reason="claim_fragment", message=message)
+
+
+def lean_on_kept(claims: tuple[Claim, ...], strict: bool = True) -> tuple[Claim, ...]:
+    """``claims`` with each kept one that leans on the sentence before it (``fragment``: it
+    opens with "This", "That", "These" or "Those") dropped as ``claim_fragment`` unless a claim
+    kept before it in the answer says what it stands for ("Northwind Standard covers in-network
+    providers only." then "These providers have agreed to ..."); a leaning claim whose citations
+    failed too is told so as well (``claim_fragment``: the repair names it). ``verify`` settles
+    the claims with it, and the entailment tier again after it drops some (re-anchoring needs
+    no second pass: it keeps only claims that are not fragments).
+
+    Not ``strict`` (``Policy.strict`` off): a leaning claim is read with the sentence before
+    it in the answer, whatever became of that one, and only the answer's first claim, which has
+    none, gets a note when it is kept."""
+    if not strict:
+        if claims and claims[0].kept and _leans_back(claims[0].text.strip()):
+            first = claims[0]
+            if LEANS_BACK not in first.notes:
+                return (replace(first, notes=(*first.notes, LEANS_BACK)), *claims[1:])
+        return claims
+    out: list[Claim] = []
+    after_kept = False  # a claim before this one is kept
+    for n, claim in enumerate(claims, 1):
+        # (not a fragment already: ``fragment``'s other rules passed, only the leaning is left)
+        if not after_kept and claim.reason != "claim_fragment" and _leans_back(claim.text.strip()):
+            claim = refused(n, claim.text, claim, LEANS_BACK)  # (its citations named too)
+        after_kept = after_kept or claim.kept
+        out.append(claim)
+    return tuple(out)
+
+
+def answer_fragments(texts: Sequence[str]) -> list[str | None]:
+    """For the claims an answer serves, in order, why each is not a claim a reader can take
+    (``fragment``), None for each that is; a claim leaning on the one before it is read with a
+    claim before it, as ``lean_on_kept`` reads it."""
+    out: list[str | None] = []
+    for i, text in enumerate(texts):
+        why = fragment(text)
+        out.append(None if why == LEANS_BACK and i else why)
+    return out
+
+
+MIN_CLAIM_WORDS = 3
+_PLACEHOLDER = re.compile(r"^\s*<[^<>]*>\s*$|^\s*one claim\s*$", re.IGNORECASE)
+
+
+def fragment(text: str, normalized: str | None = None) -> str | None:
+    """Why ``text`` is not a claim a reader can take alone, or None when it is one: a question
+    (it ends with ``?``), the answer template's placeholder (``<...>``), a piece of a sentence
+    (it opens with a lower-case conjunction, preposition, article or "is": "for any costs the
+    plan does not cover."), fewer than ``MIN_CLAIM_WORDS`` words (in scripts without spaces,
+    counted by characters: see ``_sentence_words``), no content word but numbers ("It is
+    14."), a heading (``reads_as_heading``, and with a colon only after a heading in
+    capitals: "Balance Billing Protection", "## Leave"), or, those rules passed, a sentence
+    that leans on the one before it (``_leans_back``: "This will help you to ensure ...";
+    ``lean_on_kept`` reads it with the claims before it). Deterministic and cheap; it does not
+    parse grammar, so a long noun phrase passes: the entailment tier and the reader see
+    those. ``normalized``: ``normalize(text)``, where the caller has it already."""
+    stripped = text.strip()
+    if _PLACEHOLDER.match(stripped):
+        return "the answer template's placeholder"
+    if stripped.rstrip(" \"'»”)").endswith(("?", "？")):
+        return "a question, not a statement"
+    if _starts_mid_sentence(stripped):
+        return _MID_SENTENCE
+    if _points_elsewhere(stripped):
+        return _POINTER
+    why = _word_rules(stripped, normalized)
+    return why if why is not None or not _leans_back(stripped) else LEANS_BACK
+
+
+def _word_rules(stripped: str, normalized: str | None = None) -> str | None:
+    """``fragment``'s rules on the words: too few, none but numbers, a heading."""
+    plain = stripped.isascii() and "&" not in stripped  # normalize() would only lower-case it
+    if normalized is None:
+        normalized = stripped.lower() if plain else normalize(stripped)
+    unspaced = not plain and UNSPACED.search(normalized) is not None
+    if not unspaced and _says_a_content_word(normalized):
+        return _HEADING if _heading(stripped) else None
+    tokens = WORD_TOKEN.findall(normalized)
+    if (_sentence_words(normalized) if unspaced else len(tokens)) < MIN_CLAIM_WORDS:
+        return "a fragment"
+    if unspaced:  # a piece of a script without spaces is a content word, never a number
+        return _HEADING if _heading(stripped) else None
+    for token in tokens:  # a content word that is not a number (``content_words``' rule)
+        if len(token) >= 2 and not token.isdigit() and token not in STOPWORDS:
+            return _HEADING if _heading(stripped) else None
+    return _NAMES_NOTHING
+
+
+def _says_a_content_word(normalized: str) -> bool:
+    """The usual case of ``_word_rules``, without cutting the text into tokens: at least
+    ``MIN_CLAIM_WORDS`` space-separated words hold a letter or digit (each holds a token, so
+    there are that many tokens at least), and one of them, edge punctuation aside, is a whole
+    run of letters, two or more, and no function word (a content word that is not a number).
+    False says nothing: the tokens then decide."""
+    words = normalized.split()
+    if len(words) < MIN_CLAIM_WORDS:
+        return False
+    content = False
+    counted = 0
+    for word in words:
+        if (
+            counted < MIN_CLAIM_WORDS
+            and not word.isalnum()
+            and not any(ch.isalnum() for ch in word)
+        ):
+            continue
+        counted += 1
+        if not content:
+            core = word.strip(EDGE_PUNCTUATION)
+            content = len(core) >= 2 and core.isalpha() and core not in STOPWORDS
+        if content and counted >= MIN_CLAIM_WORDS:
+            return True
+    return False
+
+
+_NAMES_NOTHING = "a fragment that names nothing (numbers and function words only)"
+_MID_SENTENCE = "a piece of a sentence (it starts mid-sentence)"
+# Words that, written in lower case at the very start, continue a sentence begun elsewhere
+# ("for any additional costs that the plan does not cover.", cut at a PDF's page break):
+# conjunctions, prepositions, relatives, articles and the verb "to be"; never a name's particle
+# ("van Gogh painted ...", "de Gaulle ...").
+_CONTINUING = frozenset(
+    "and or but nor for of to in on at by with from into than as which that whom whose who if "
+    "so the a an its their is are was were be".split()
+)
+_FIRST_WORD = re.compile(r"[^\W\d_]+")
+
+
+def _starts_mid_sentence(stripped: str) -> bool:
+    """Whether ``stripped`` opens with a lower-case word that continues a sentence."""
+    first = _FIRST_WORD.match(stripped)
+    return first is not None and first.group(0) in _CONTINUING
+
+
+LEANS_BACK = (
+    "a sentence that leans on the one before it (it opens with a word that stands for "
+    'something said there: "this", "these", "it", "also", "in addition", ...)'
+)
+_POINTER = (
+    'a pointer to text that is not there (a line ending with a colon, "the following ...", '
+    '"... may refer to"), not a statement'
+)
+# A line that introduces what follows it, or a disambiguation page's line: "Crimean campaign
+# can refer to:", "The following lists the number one best-selling singles ...", "Benefits
+# include:". (A heading with a colon inside, "Eligibility: All Full-Time Employees", states a
+# value and passes: the colon must end the line.)
+_FOLLOWING = re.compile(
+    r"the following (?:is|are|lists?|table|tables|list|shows?|describes?|gives?|provides?)\b"
+)
+_REFERS = re.compile(r"\b(?:may|can|might) (?:also )?refer to\b")
+
+
+def _points_elsewhere(stripped: str) -> bool:
+    """Whether ``stripped`` is a lead-in (it ends with a colon, closing marks aside), a
+    disambiguation line ("... may refer to") or a pointer to a list ("The following lists
+    ..."). String tests first: the patterns run only where they can match."""
+    if stripped.rstrip(" \"'\u201d)*_").endswith(":"):
+        return True
+    if "refer to" in stripped and _REFERS.search(stripped.lower()) is not None:
+        return True
+    opening = stripped[:40].lstrip("\"'\u201c(*_ ").lower()
+    return opening.startswith("the following ") and _FOLLOWING.match(opening) is not None
+
+
+# Demonstratives opening a claim stand for what a sentence before it said: "This will help you
+# to ensure ...", "That's why our plan provides ...", "These sources do not speak of ...".
+# Followed by a capitalised word or "'70s" they start a title ("This Is Us was created by
+# ...", "That '70s Show aired ..."). A plural personal pronoun is left alone: in an answer it
+# mostly stands for what the question named ("They shoot Guy's Grocery Games inside Field's
+# Market ..." for "where do they shoot Guy's Grocery Games"); "It" is not (``_IT``). Read
+# after any opening quotes, brackets and bullets; matched as written, capitalised.
+_LEADING = "\"'\u201c\u2018\u201e\u2039\u00ab([*_> \t\u00a0\u2022\u00b7\u25aa\u25e6\u2023\u2219"
+# A list item's mark at the start of a claim copied from a list: "• ", "- ", "3. ", "(b) " (the
+# pipeline drops it from the served text: ``pipeline.served_text``).
+LIST_MARK = re.compile(r"\s*(?:[•·▪◦‣∙*\-–—]|\(?(?:\d{1,2}|[a-z])[.)])\s+")
+_DEMONSTRATIVE = re.compile(
+    r"(This|That|These|Those)(?:['\u2019][a-z]{1,2})?(?:\*\*|__)?(?:\s+(\S\S?)|\s*$|[,.;:!?])"
+)
+
+
+# Openings that stand for what a sentence before said, besides the demonstratives: a
+# connective ("In addition, Su Mingcheng also broke the news ...", "However, ..."), and "It",
+# "He" or "She" as a subject ("It has a length of 365 days ...", "She was the first ever winner
+# of this title"), unless it opens "It is important to ..." (an expletive: what follows says
+# what it is about) or a title ("It Follows was ...").
+_CONNECTIVE = re.compile(
+    r"(?:In addition|Additionally|Also(?! known)|Furthermore|Moreover|Besides|However|"
+    r"Likewise|Similarly|Therefore|Thus(?! far)|Hence|Consequently|As a result|Nevertheless|"
+    r"Nonetheless|Meanwhile|Otherwise|Instead)\b(?!-)"
+)
+_IT = re.compile(
+    r"(?:It(?:['\u2019]s)?|He|She)\s+(?=[a-z])(?!(?:is|was|'s|\u2019s|will be|would be|"
+    r"may be|can be|has been|had been)\s+(?:\w+\s+){0,2}?(?:to|that|for|whether)\b)"
+)
+
+
+# The first words of those openings: the patterns run only after one of them.
+_OPENING_WORDS = frozenset(
+    "In Additionally Also Furthermore Moreover Besides However Likewise Similarly Therefore "
+    "Thus Hence Consequently As Nevertheless Nonetheless Meanwhile Otherwise Instead It It's "
+    "It\u2019s He She".split()
+)
+
+
+def _leans_back(stripped: str) -> bool:
+    """Whether ``stripped`` opens (after quotation marks, brackets and a list mark) with a
+    word standing for something said before it: a demonstrative ("This", "That", "These",
+    "Those", then anything but a capitalised word or "'70s": those start a title), a
+    connective ("In addition", "Also", "However", ...: ``_CONNECTIVE``) or "It", "He" or "She"
+    as a subject (``_IT``: "She was the first ever winner of this title ...")."""
+    opening = stripped.lstrip(_LEADING)
+    mark = LIST_MARK.match(opening)
+    if mark:
+        opening = opening[mark.end() :].lstrip(_LEADING)
+    first = opening[:14].split(" ", 1)[0].rstrip(",")
+    if first in _OPENING_WORDS and (
+        _CONNECTIVE.match(opening) is not None or _IT.match(opening) is not None
+    ):
+        return True
+    found = _DEMONSTRATIVE.match(opening)
+    if found is None:
+        return False
+    after = found.group(2)  # the next word's first two characters
+    title = after is not None and (
+        after[0].isupper() or (after[0] in "'\u2019" and after[1:].isdigit())
+    )
+    return not title
+
+
+_HEADING = "a heading, not a statement"
+
+
+def _heading(claim: str) -> bool:
+    """A claim that reads as a heading; "Eligibility: All Full-Time Employees" (a label and its
+    value) states something, so a colon inside keeps it a claim, unless what stands before it
+    is a heading in capitals ("HOW PROVIDERS AFFECT YOUR COSTS: Balance Billing Protection":
+    a section's heading, then its subsection's)."""
+    if ":" not in claim:
+        return reads_as_heading(claim)
+    label, _, _ = claim.partition(":")
+    return len(label.split()) >= 2 and label.isupper() and reads_as_heading(claim)
+
+
+def _fragment_by_definition(stripped: str) -> str | None:
+    """``fragment``'s word rules, from the definitions (``_sentence_words`` and
+    ``content_words``) on the normalised text: its fast paths give the same answers (a
+    property test checks it)."""
+    if _starts_mid_sentence(stripped):
+        return _MID_SENTENCE
+    if _points_elsewhere(stripped):
+        return _POINTER
+    normalized = normalize(stripped)
+    if _sentence_words(normalized) < MIN_CLAIM_WORDS:
+        return "a fragment"
+    if all(word.isdigit() for word in content_words(normalized)):
+        return _NAMES_NOTHING
+    if _heading(stripped):
+        return _HEADING
+    return LEANS_BACK if _leans_back(stripped) else None
+
+
+def _sentence_words(normalized: str) -> float:
+    """Words, where scripts without spaces count by their characters: two Chinese or Japanese
+    characters, or five Thai characters (vowel marks included), make about a word."""
+    if UNSPACED.search(normalized) is None:
+        return len(WORD_TOKEN.findall(normalized))
+    return unspaced_words(normalized) + len(WORD_TOKEN.findall(UNSPACED.sub(" ", normalized)))
