@@ -61,3 +61,28 @@ def test_the_groupings_the_pipeline_acts_on_are_written_once_of_known_codes() ->
     # not_entailed, and only after the tier
     assert reasons_of("support") - REANCHORABLE == {"quoted_text_not_in_source"}
     assert (REANCHORABLE - {"quote_in_other_source"}) | {"not_entailed"} == NOT_CARRIED
+
+
+def test_the_code_types_hold_exactly_the_tables_codes() -> None:
+    from typing import get_args
+
+    from quotebound.reasons import CLAIM_REASONS, CitationReason, ClaimReason
+
+    assert set(get_args(CitationReason)) == set(CITATION_REASONS)
+    assert set(get_args(ClaimReason)) == set(CLAIM_REASONS)
+
+
+def test_a_stored_verdict_with_an_unknown_reason_is_refused_by_name() -> None:
+    import pytest
+
+    from quotebound import InputError, Verdict
+
+    claim = {"text": "x", "kept": False, "reason": "no_valid_citation", "citations": []}
+    cite = {"ref": "S1", "source": "S1", "quote": None, "valid": False, "reason": "made_up"}
+    ok = Verdict.from_dict({"status": "ungrounded", "format": "json", "claims": [claim]})
+    assert ok.claims[0].reason == "no_valid_citation"
+    bad = {"status": "ungrounded", "format": "json", "claims": [{**claim, "citations": [cite]}]}
+    with pytest.raises(InputError, match="unknown reason 'made_up'"):
+        Verdict.from_dict(bad)
+    with pytest.raises(InputError, match="unknown reason 'nope'"):
+        Verdict.from_dict({**bad, "claims": [{**claim, "reason": "nope"}]})

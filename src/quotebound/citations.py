@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from .parsing import ParsedCitation
+from .reasons import CitationReason
 from .sources import WorkingSet
 from .support import SUPPORT_REASON, claim_gap, fact_label
 from .text.display import shown
@@ -26,7 +27,7 @@ from .verdict import Citation, Policy
 Checked = tuple[Citation, Evidence | None]  # a citation checked, and its evidence if it passed
 
 
-def _failed(cit: ParsedCitation, reason: str, message: str) -> Checked:
+def _failed(cit: ParsedCitation, reason: CitationReason, message: str) -> Checked:
     return Citation(cit.ref, cit.source_id, cit.quote, False, reason, None, message), None
 
 

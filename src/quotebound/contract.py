@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from .parsing import DEFAULT_SENTINELS
+from .parsing import DEFAULT_SENTINELS, PROMPT_FORMATS
 from .request import Capabilities, Message, Request
 from .sources import WorkingSet
 from .text import quote_words, sentence_spans
@@ -24,7 +24,6 @@ from .verdict import DEFAULT_POLICY, Policy
 
 SENTINEL = DEFAULT_SENTINELS[0]  # "Not covered by the provided documents."
 EVIDENCE_SENTINEL = DEFAULT_SENTINELS[1]  # "INSUFFICIENT_CONTEXT"
-PROMPT_FORMATS = ("json", "inline", "evidence")
 MAX_CLAIMS = 6
 MIN_CLAIM_CHARS = 16  # the schema's floor for a claim's text: a sentence, not "16 weeks"
 _PLAIN = Capabilities()

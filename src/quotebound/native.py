@@ -36,13 +36,14 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
 
 from .sources import Source, WorkingSet
 from .text.layout import Layout, Unit, layout
 
-VENDORS: tuple[str, ...] = ("anthropic", "openai", "cohere", "gemini")
+Vendor = Literal["anthropic", "openai", "cohere", "gemini"]
+VENDORS: tuple[Vendor, ...] = get_args(Vendor)
 _ANTHROPIC_DOCUMENT = frozenset({"char_location", "page_location", "content_block_location"})
 _COHERE_INDEX = re.compile(r"^doc[:_](\d{1,6})$")
 
@@ -72,40 +73,66 @@ class NativeAnswer:
     claims: list[NativeClaim]
 
 
-def detect(data: Any) -> str | None:
-    """The vendor whose response shape ``data`` has, or None."""
+def detect(data: Any) -> Vendor | None:
+    """The vendor whose response shape ``data`` has (a response object, or a stream read into
+    a list of events by ``load``), or None: the first of ``READERS``, in their order, that
+    claims it."""
     if isinstance(data, list):
-        if data and all(isinstance(x, dict) for x in data):
-            first = data[0]
-            if "candidates" in first:
-                return "gemini"
-            kind = first.get("type")
-            if isinstance(kind, str):
-                if kind.startswith("message_") or kind.startswith("content_block"):
-                    return "anthropic"
-                if kind.startswith("response."):
-                    return "openai"
-                if kind in ("message-start", "content-start", "content-delta", "citation-start"):
-                    return "cohere"
-        return None
+        if not (data and all(isinstance(x, dict) for x in data)):
+            return None
+        first = data[0]
+        return next((r.vendor for r in READERS if r.claims_stream(first)), None)
     if not isinstance(data, dict):
         return None
-    if data.get("type") == "message" and isinstance(data.get("content"), list):
-        return "anthropic"
-    if data.get("object") == "response" or isinstance(data.get("output"), list):
-        return "openai"
-    if isinstance(data.get("choices"), list):
-        return "openai"
-    if isinstance(data.get("candidates"), list):
-        return "gemini"
+    return next((r.vendor for r in READERS if r.claims_response(data)), None)
+
+
+def _kind(event: dict[str, Any]) -> str:
+    kind = event.get("type")
+    return kind if isinstance(kind, str) else ""
+
+
+def _anthropic_response(data: dict[str, Any]) -> bool:
+    return data.get("type") == "message" and isinstance(data.get("content"), list)
+
+
+def _anthropic_event(first: dict[str, Any]) -> bool:
+    return "candidates" not in first and _kind(first).startswith(("message_", "content_block"))
+
+
+def _openai_response(data: dict[str, Any]) -> bool:
+    responses = data.get("object") == "response" or isinstance(data.get("output"), list)
+    return responses or isinstance(data.get("choices"), list)  # Responses, Chat Completions
+
+
+def _openai_event(first: dict[str, Any]) -> bool:
+    return "candidates" not in first and _kind(first).startswith("response.")
+
+
+def _gemini_response(data: dict[str, Any]) -> bool:
+    return isinstance(data.get("candidates"), list)
+
+
+def _gemini_event(first: dict[str, Any]) -> bool:
+    return "candidates" in first
+
+
+_COHERE_EVENTS = frozenset({"message-start", "content-start", "content-delta", "citation-start"})
+
+
+def _cohere_response(data: dict[str, Any]) -> bool:
     message = data.get("message")
     if isinstance(message, dict) and message.get("role") == "assistant" and "type" not in data:
-        return "cohere"  # (an Anthropic message_start event has "type")
+        return True  # v2 (an Anthropic message_start event has "type")
     citations = data.get("citations")
     v1 = isinstance(citations, list) and all(
         isinstance(c, dict) and "document_ids" in c for c in citations
     )
-    return "cohere" if v1 and isinstance(data.get("text"), str) else None
+    return v1 and isinstance(data.get("text"), str)
+
+
+def _cohere_event(first: dict[str, Any]) -> bool:
+    return "candidates" not in first and _kind(first) in _COHERE_EVENTS
 
 
 def load(raw: str) -> Any:
@@ -137,10 +164,10 @@ def load(raw: str) -> Any:
 
 def read(ws: WorkingSet, data: Any, vendor: str) -> NativeAnswer:
     """A vendor's response (or stream events) as claims; ``NativeError`` if malformed."""
-    reader = _READERS.get(vendor)
+    reader = _BY_VENDOR.get(vendor)
     if reader is None:
         raise NativeError(f"unknown vendor {vendor!r}; choose one of {', '.join(VENDORS)}")
-    return reader(ws, data)
+    return reader.read(ws, data)
 
 
 # -- shared ------------------------------------------------------------------------------------
@@ -860,9 +887,24 @@ def _by_file(ws: WorkingSet, file_id: Any, filename: Any) -> list[Source]:
     return out
 
 
-_READERS: dict[str, Callable[[WorkingSet, Any], NativeAnswer]] = {
-    "anthropic": _anthropic,
-    "openai": _openai,
-    "cohere": _cohere,
-    "gemini": _gemini,
-}
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """One vendor's response shape: whether a response object, or the first event of a
+    stream, is its own, and how it is read into claims."""
+
+    vendor: Vendor
+    claims_response: Callable[[dict[str, Any]], bool]
+    claims_stream: Callable[[dict[str, Any]], bool]
+    read: Callable[[WorkingSet, Any], NativeAnswer]
+
+
+# Precedence: the first reader that claims a response reads it. A body with ``choices`` is
+# Chat Completions, whoever serves it (vLLM, a gateway): ``openai``. The shapes do not overlap
+# on any vendor's documented response (tests/verify/test_native.py holds each fixture to one).
+READERS: tuple[Reader, ...] = (
+    Reader("anthropic", _anthropic_response, _anthropic_event, _anthropic),
+    Reader("openai", _openai_response, _openai_event, _openai),
+    Reader("gemini", _gemini_response, _gemini_event, _gemini),
+    Reader("cohere", _cohere_response, _cohere_event, _cohere),
+)
+_BY_VENDOR: dict[str, Reader] = {r.vendor: r for r in READERS}

@@ -25,15 +25,21 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeGuard, get_args
 
 from . import native
 from .sources import WorkingSet
 from .text.normalize import scrub
 from .text.sentences import breaks
 
-Format = Literal["json", "inline", "evidence", "cites", "anthropic", "openai", "cohere", "gemini"]
-FORMATS: tuple[str, ...] = ("auto", "json", "inline", "evidence", "cites", *native.VENDORS)
+# The formats, written once: what a prompt may ask a model for (``contract``), what else an
+# answer may come in (a bare list of ids), and each provider's own response (``native``).
+# The CLI's choices, the HTTP schemas and the docs derive from these.
+PromptFormat = Literal["json", "inline", "evidence"]
+Format = Literal[PromptFormat, "cites", native.Vendor]
+FormatChoice = Literal["auto", Format]  # what a caller may pass: "auto" detects it
+PROMPT_FORMATS: tuple[PromptFormat, ...] = get_args(PromptFormat)
+FORMATS: tuple[FormatChoice, ...] = get_args(FormatChoice)
 _FORMATS = frozenset(FORMATS) - {"auto"}
 DEFAULT_SENTINELS: tuple[str, ...] = (
     "Not covered by the provided documents.",
@@ -117,12 +123,12 @@ def _detect(raw: str) -> tuple[Format, Any]:
             events = None
         vendor = native.detect(events) if isinstance(events, list) else None
         if vendor is not None:
-            return cast(Format, vendor), events
+            return vendor, events
     data = _load_json(text) if "{" in text else None
     contract = isinstance(data, dict) and bool(_CONTRACT_KEYS & data.keys())
     vendor = None if contract else native.detect(data)
     if vendor is not None and text.startswith(("{", "[")):
-        return cast(Format, vendor), data
+        return vendor, data
     starts_as_json = text.startswith(("{", "```", "[{"))
     # prose may quote a JSON object (a tool payload): only the contract's keys make it JSON
     if isinstance(data, dict) and (starts_as_json or _CONTRACT_KEYS & data.keys()):
@@ -609,7 +615,11 @@ def _unfenced(raw: str) -> str:
     return text
 
 
+def _is_format(value: str) -> TypeGuard[Format]:
+    return value in _FORMATS
+
+
 def _as_format(value: str) -> Format:
-    if value not in _FORMATS:
+    if not _is_format(value):
         raise ValueError(value)  # pragma: no cover - verify() validates the format first
-    return cast(Format, value)
+    return value

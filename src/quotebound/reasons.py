@@ -19,7 +19,7 @@ one that failed later did pass those.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 Stage = Literal["id", "policy", "span", "support", "entailment"]
 STAGES: tuple[Stage, ...] = ("id", "policy", "span", "support", "entailment")
@@ -32,8 +32,31 @@ STATUSES: dict[str, str] = {
     "unparseable": "the output could not be read in the expected format",
 }
 
+# The codes, as types: a verdict's ``Citation.reason`` and ``Claim.reason`` (mypy checks each
+# code the checks write); the tables below say each one's stage and meaning, and hold exactly
+# these (checked when this module loads).
+CitationReason = Literal[
+    "unknown_source",
+    "cites_user_message",
+    "quote_missing",
+    "quote_too_short",
+    "quote_too_long",
+    "quote_not_found",
+    "quote_in_other_source",
+    "unrelated_evidence",
+    "identifier_not_in_source",
+    "number_not_in_source",
+    "quoted_text_not_in_source",
+    "quote_word_changed",
+    "name_not_in_source",
+    "contradicted",
+    "not_entailed",
+    "entailment_error",
+]
+ClaimReason = Literal["no_citation", "unmarked_claim", "no_valid_citation", "claim_fragment"]
+
 # code -> (stage, what it means)
-_CITATION: dict[str, tuple[Stage, str]] = {
+_CITATION: dict[CitationReason, tuple[Stage, str]] = {
     "unknown_source": ("id", "the cited id is not in the working set that was sent"),
     "cites_user_message": (
         "policy",
@@ -82,9 +105,9 @@ _CITATION: dict[str, tuple[Stage, str]] = {
     ),
 }
 
-CITATION_REASONS: dict[str, str] = {code: text for code, (_, text) in _CITATION.items()}
-REASON_STAGES: dict[str, Stage] = {code: stage for code, (stage, _) in _CITATION.items()}
-CLAIM_REASONS: dict[str, str] = {
+CITATION_REASONS: dict[CitationReason, str] = {code: text for code, (_, text) in _CITATION.items()}
+REASON_STAGES: dict[CitationReason, Stage] = {code: stage for code, (stage, _) in _CITATION.items()}
+CLAIM_REASONS: dict[ClaimReason, str] = {
     "no_citation": "the claim cites nothing",
     "unmarked_claim": "a sentence stating a number or date carries no citation marker",
     "no_valid_citation": "every citation of the claim failed a check",
@@ -94,7 +117,13 @@ CLAIM_REASONS: dict[str, str] = {
 }
 
 
-def reasons_of(*stages: Stage) -> frozenset[str]:
+if set(get_args(CitationReason)) != set(_CITATION) or set(get_args(ClaimReason)) != set(
+    CLAIM_REASONS
+):  # pragma: no cover - a code added to a type and not to its table, or the other way
+    raise ImportError("reasons.py: a reason code's type and its table disagree")
+
+
+def reasons_of(*stages: Stage) -> frozenset[CitationReason]:
     """The citation reason codes of these stages."""
     return frozenset(code for code, stage in REASON_STAGES.items() if stage in stages)
 
@@ -107,7 +136,7 @@ ID_SPAN_FAILURES = reasons_of("id", "policy", "span")
 # carry it: the sentence that does may be elsewhere in the sources sent, and re-anchoring looks
 # for it (``reanchor.reanchor``). A quote the model made up, ``quote_not_found``, is not among
 # them: that is the repair turn's to name.
-REANCHORABLE: frozenset[str] = frozenset(
+REANCHORABLE: frozenset[CitationReason] = frozenset(
     {
         "unrelated_evidence",
         "number_not_in_source",
@@ -119,7 +148,9 @@ REANCHORABLE: frozenset[str] = frozenset(
 )
 # Also re-anchored when an entailment tier judges the placed sentence next: a verbatim quote
 # the tier found did not say what the claim says.
-AFTER_ENTAILMENT: frozenset[str] = REANCHORABLE | {"not_entailed"}
+AFTER_ENTAILMENT: frozenset[CitationReason] = REANCHORABLE | {"not_entailed"}
 # A claim dropped for one of these had evidence that did not carry it: its quote was verbatim
 # but said something else; the repair turn points the model at the sentence nearest the claim.
-NOT_CARRIED: frozenset[str] = (REANCHORABLE - {"quote_in_other_source"}) | {"not_entailed"}
+NOT_CARRIED: frozenset[CitationReason] = (REANCHORABLE - {"quote_in_other_source"}) | {
+    "not_entailed"
+}

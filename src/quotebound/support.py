@@ -19,7 +19,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
+from .reasons import CitationReason
 from .text.names import NameIndex, claim_names, found_as_written, name_swapped
 from .text.normalize import normalize
 from .text.tokens import DIGITS, Evidence, held_as_written, scan
@@ -72,16 +74,19 @@ class ClaimFacts:
         return bool(self.numbers or self.identifiers or self.quoted)
 
 
+FactKind = Literal["identifier", "number", "quoted_text", "name"]
+
+
 @dataclass(frozen=True, slots=True)
 class Missing:
     """The first kind of fact a claim asserts that its evidence lacks, and which ones."""
 
-    kind: str  # "identifier" | "number" | "quoted_text" | "name"
+    kind: FactKind
     items: tuple[str, ...]
 
 
 # the reason code of each kind of fact a claim's evidence lacks (``Missing.kind``)
-SUPPORT_REASON = {
+SUPPORT_REASON: dict[FactKind, CitationReason] = {
     "identifier": "identifier_not_in_source",
     "number": "number_not_in_source",
     "quoted_text": "quoted_text_not_in_source",
@@ -89,7 +94,7 @@ SUPPORT_REASON = {
 }
 
 
-_FACT_NAMES = {
+_FACT_NAMES: dict[FactKind, str] = {
     "identifier": "identifier",
     "number": "number",
     "quoted_text": "quoted words",

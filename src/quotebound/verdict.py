@@ -14,7 +14,7 @@ from typing import Any, Literal, TypeVar, cast
 
 from .errors import InputError, PolicyError
 from .parsing import DEFAULT_SENTINELS
-from .reasons import STATUSES
+from .reasons import CITATION_REASONS, CLAIM_REASONS, STATUSES, CitationReason, ClaimReason
 from .text.normalize import NORMALIZATION_VERSION, normalize
 
 # 2: unrelated_evidence (a citation must bear on its claim); 3: claim_fragment; 4: citations the
@@ -113,7 +113,7 @@ class Citation:
     source: str | None
     quote: str | None
     valid: bool
-    reason: str | None = None
+    reason: CitationReason | None = None
     span: tuple[int, int] | None = None
     message: str | None = None
     # The entailment tier's judgement of this citation (a Judgement's to_dict()), when it ran
@@ -166,7 +166,7 @@ class Citation:
             _optional(d, "source", str, where),
             _optional(d, "quote", str, where),
             _field(d, "valid", bool, where),
-            _optional(d, "reason", str, where),
+            _reason(d, CITATION_REASONS, where),
             None if span is None else (span[0], span[1]),
             _optional(d, "message", str, where),
             entailment,
@@ -196,7 +196,7 @@ class Claim:
     text: str
     citations: tuple[Citation, ...]
     kept: bool
-    reason: str | None = None
+    reason: ClaimReason | None = None
     message: str | None = None
     # Writing faults that did not decide keep or drop (``Policy.strict`` off): each a sentence
     # such as "a piece of a sentence (it starts mid-sentence)". Empty when there is none.
@@ -214,7 +214,7 @@ class Claim:
             _field(d, "text", str, where),
             tuple(Citation.from_dict(c, f"{where}.citations[{i}]") for i, c in enumerate(cits)),
             _field(d, "kept", bool, where),
-            _optional(d, "reason", str, where),
+            _reason(d, CLAIM_REASONS, where),
             _optional(d, "message", str, where),
             _strings(d, "notes", (), where),
             _optional(d, "restates", str, where),
@@ -351,6 +351,20 @@ def _field(d: dict[str, Any], name: str, kind: type[_T], where: str) -> _T:
 
 def _optional(d: dict[str, Any], name: str, kind: type[_T], where: str) -> _T | None:
     return None if d.get(name) is None else _field(d, name, kind, where)
+
+
+_Code = TypeVar("_Code", CitationReason, ClaimReason)
+
+
+def _reason(d: dict[str, Any], codes: dict[_Code, str], where: str) -> _Code | None:
+    """A stored reason code, one of ``codes`` (``reasons.py``), or None."""
+    value = _optional(d, "reason", str, where)
+    if value is None:
+        return None
+    for code in codes:  # (the code as its type: a closed vocabulary, read back checked)
+        if code == value:
+            return code
+    raise InputError(f"{where}: unknown reason {value!r}")
 
 
 def _flag(d: dict[str, Any], name: str, where: str) -> bool:

@@ -504,3 +504,27 @@ def _url(start: int, end: int, url: str, title: str = "Leave") -> dict[str, Any]
         "url": url,
         "title": title,
     }
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in DATA.iterdir()))
+def test_each_documented_shape_is_claimed_by_its_own_reader_alone(name: str) -> None:
+    """The readers' shapes do not overlap on any vendor's documented response: precedence
+    (``native.READERS``' order) decides nothing on real responses, only on made-up ones."""
+    from quotebound.native import READERS
+
+    data = load(fixture(name))
+    if isinstance(data, list):
+        claimed = [r.vendor for r in READERS if r.claims_stream(data[0])]
+    else:
+        claimed = [r.vendor for r in READERS if r.claims_response(data)]
+    assert claimed == [name.split(".")[0].split("_")[0]]
+    assert detect(data) == claimed[0]
+
+
+def test_a_shape_two_readers_would_claim_goes_to_the_first() -> None:
+    from quotebound.native import READERS, VENDORS
+
+    assert {r.vendor for r in READERS} == set(VENDORS)
+    both = {"type": "message", "content": [], "choices": []}  # Anthropic's and Chat Completions'
+    assert [r.vendor for r in READERS if r.claims_response(both)] == ["anthropic", "openai"]
+    assert detect(both) == "anthropic"

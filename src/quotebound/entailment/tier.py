@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..fragments import lean_on_kept
+from ..reasons import CitationReason
 from ..sources import WorkingSet
 from ..verdict import Citation, Claim, Verdict, settled_claim, verdict_status
 from .base import Backend, Judgement
@@ -137,6 +138,7 @@ def _citation(n: int, cit: Citation, judgement: Judgement) -> Citation:
         return replace(cit, entailment=record)
     source = cit.source or cit.ref
     why = f" ({judgement.detail})" if judgement.detail else ""
+    reason: CitationReason
     if judgement.error is not None:
         reason = "entailment_error"
         message = f"claim {n}: the support of the quote from {source} could not be checked"

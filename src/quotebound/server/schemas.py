@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ..packing import DEFAULT_BUDGET_CHARS
+from ..parsing import FormatChoice, PromptFormat
 
 
 class _Body(BaseModel):
@@ -48,9 +49,7 @@ class PolicyIn(_Body):
 class VerifyIn(_Body):
     sources: list[SourceIn] = Field(description="The working set that was sent")
     output: str = Field(description="The model's raw output")
-    format: Literal[
-        "auto", "json", "inline", "evidence", "cites", "anthropic", "openai", "cohere", "gemini"
-    ] = "auto"
+    format: FormatChoice = "auto"
     policy: PolicyIn | None = None
 
 
@@ -64,7 +63,7 @@ _Name = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r
 class AskIn(_Body):
     question: _Text
     corpus: list[_Name] | None = Field(default=None, description="Search only these corpora")
-    format: Literal["json", "inline", "evidence"] = "json"
+    format: PromptFormat = "json"
     limit: int = Field(default=20, ge=1, le=200, description="Chunks retrieved before packing")
     budget: int = Field(default=DEFAULT_BUDGET_CHARS, ge=1, le=1_000_000)
     stream: bool = Field(default=False, description="Answer as server-sent events")
