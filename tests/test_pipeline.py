@@ -796,12 +796,12 @@ def test_a_disagreement_left_out_after_the_repair_is_said_beside_the_answer(
     assert conflict.sentence == NEW_POLICY and conflict.label == "policy-2026"
     assert answer.to_dict()["conflicts"][0]["sentence"] == NEW_POLICY
     assert answer.counts["conflicts"] == 1
-    from quotebound.cli import _answer_report
+    from quotebound.cli.ask import answer_report
 
     assert (
         f"Check which applies: {ids[NEW_POLICY]} (policy-2026, updated 2026-01-05), not cited, "
         f'gives other figures than claim 1: "{NEW_POLICY}"'
-    ) in _answer_report(answer)
+    ) in answer_report(answer)
 
 
 def test_a_conflict_in_the_repair_turn_is_numbered_as_the_other_failures(policies: Store) -> None:

@@ -1,7 +1,7 @@
 """The commands that run and look after a service: ``serve``, ``keys``, ``check``, ``backup``.
 
-Registered on the ``cli`` group when ``quotebound.cli`` is imported; they use its helpers
-(``_emit``, the store and provider options) and exit codes.
+Registered on the ``cli`` group by ``quotebound.cli``; they use the shared options, output and
+exit codes of ``quotebound.cli.options``.
 """
 
 from __future__ import annotations
@@ -15,28 +15,32 @@ import click
 from ..budget import Budget
 from ..defaults import Part, make_tier, optional
 from ..entailment import BACKENDS, DEFAULT_TIER, ensure_installed
-from ..entailment.answers import DEFAULT_ANSWER_CHECK, chosen_check, judges_itself
+from ..entailment.answers import ANSWER_CHECKS, chosen_check, judges_itself
 from ..entailment.base import Backend
 from ..entailment.judge import JUDGE_MODEL
 from ..errors import InputError, NotFoundError
 from ..providers import Provider
 from ..store import ApiKey, open_store
-from . import (
+from .options import (
     EXIT_OK,
     EXIT_PROBLEMS,
-    _emit,
-    _fallback_option,
-    _named_option,
-    _provider_options,
-    _rerank_option,
-    _store_option,
-    cli,
+    answer_check_option,
+    emit,
+    fallback_option,
+    named_option,
+    provider_options,
+    rerank_option,
     skip_unchosen,
+    store_option,
 )
 
+# ``serve --answer-check``: the checks of ``ask`` but the judge alone (``on``: its older
+# name), which the service does not run (``both`` judges on the served model).
+SERVED_ANSWER_CHECKS = tuple(c for c in ANSWER_CHECKS if c not in ("judge", "on"))
 
-@cli.command("check")
-@_store_option
+
+@click.command("check")
+@store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def check_cmd(store_url: str | None, as_json: bool) -> int:
     """Check a store's integrity: every stored text hashes to its key, every reference
@@ -46,7 +50,7 @@ def check_cmd(store_url: str | None, as_json: bool) -> int:
         report = store.check()
         url = store.url
     payload = {"store": url, **report.to_dict()}
-    _emit(as_json, payload, _check_report(url, report.counts, report.problems))
+    emit(as_json, payload, _check_report(url, report.counts, report.problems))
     return EXIT_OK if report.ok else EXIT_PROBLEMS
 
 
@@ -56,9 +60,9 @@ def _check_report(url: str, counts: dict[str, int], problems: list[str]) -> str:
     return "\n".join([head, *(f"  - {p}" for p in problems)])
 
 
-@cli.command("backup")
+@click.command("backup")
 @click.argument("dest", type=click.Path(path_type=Path, dir_okay=False))
-@_store_option
+@store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def backup_cmd(dest: Path, store_url: str | None, as_json: bool) -> int:
     """Back the store up to DEST while it stays in use (SQLite's online backup; pg_dump's
@@ -74,17 +78,17 @@ def backup_cmd(dest: Path, store_url: str | None, as_json: bool) -> int:
         lines.append(_check_report(str(dest), report.counts, report.problems))
     else:
         lines.append(f"the archive lists {result.entries} entries; to restore: docs/corpus.md")
-    _emit(as_json, result.to_dict(), "\n".join(lines))
+    emit(as_json, result.to_dict(), "\n".join(lines))
     return EXIT_OK if report is None or report.ok else EXIT_PROBLEMS
 
 
 _BUDGET = Budget()  # the defaults of the serve options
 
 
-@cli.command("serve")
+@click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
-@_provider_options
+@provider_options
 @click.option(
     "--max-body",
     type=click.IntRange(1024),
@@ -134,19 +138,16 @@ _BUDGET = Budget()  # the defaults of the serve options
     show_default=True,
     help="The entailment tier every answer runs (as for ask); off to skip it.",
 )
-@click.option(
-    "--answer-check",
-    type=click.Choice(["auto", "fast", "both", "off"]),
-    default=DEFAULT_ANSWER_CHECK,
-    show_default=True,
-    help="Check that each answer's verified quotes answer the question (as for ask); an "
+@answer_check_option(
+    SERVED_ANSWER_CHECKS,
+    "Check that each answer's verified quotes answer the question (as for ask); an "
     "answer they do not is an abstention. auto: both beside the packaged 1.5B, else fast; "
     "both judges on the served model (the 1.5B, or an API model with log-probabilities).",
 )
-@_fallback_option
-@_rerank_option
-@_named_option
-@_store_option
+@fallback_option
+@rerank_option
+@named_option
+@store_option
 def serve_cmd(
     host: str,
     port: int,
@@ -257,7 +258,7 @@ def _installed(part: Part, name: str, backend: str) -> bool:
     return bool(optional(part, name, lambda: ensure_installed(backend), skip_unchosen))
 
 
-@cli.group("keys")
+@click.group("keys")
 def keys_group() -> None:
     """API keys of the HTTP service: each bound to ACL groups, owning its traces."""
 
@@ -271,7 +272,7 @@ def keys_group() -> None:
     help="The key reads GROUP's documents (repeat; none: public only).",
 )
 @click.option("--name", help="A label for the key (who or what uses it).")
-@_store_option
+@store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the key as JSON.")
 def keys_create_cmd(
     groups: tuple[str, ...], name: str | None, store_url: str | None, as_json: bool
@@ -285,12 +286,12 @@ def keys_create_cmd(
         f"{', '.join(key.groups) or 'public documents only'}\n"
         "Keep the secret: it is shown only now. Send it as Authorization: Bearer SECRET."
     )
-    _emit(as_json, payload, human)
+    emit(as_json, payload, human)
     return EXIT_OK
 
 
 @keys_group.command("list")
-@_store_option
+@store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the keys as JSON.")
 def keys_list_cmd(store_url: str | None, as_json: bool) -> int:
     """List API keys (never their secrets)."""
@@ -301,20 +302,20 @@ def keys_list_cmd(store_url: str | None, as_json: bool) -> int:
         f"{', '.join(k.groups) or '(public only)':<24} {k.name or ''}".rstrip()
         for k in keys
     ]
-    _emit(as_json, {"keys": [_key_dict(k) for k in keys]}, "\n".join(lines) or "no keys")
+    emit(as_json, {"keys": [_key_dict(k) for k in keys]}, "\n".join(lines) or "no keys")
     return EXIT_OK
 
 
 @keys_group.command("revoke")
 @click.argument("key_id", metavar="ID")
-@_store_option
+@store_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def keys_revoke_cmd(key_id: str, store_url: str | None, as_json: bool) -> int:
     """Revoke the key ID: it stops working at once; its traces stay."""
     with open_store(store_url) as store:
         if not store.revoke_key(key_id):
             raise NotFoundError(f"no live key {key_id!r} (see: quotebound keys list)")
-    _emit(as_json, {"id": key_id, "revoked": True}, f"revoked {key_id}")
+    emit(as_json, {"id": key_id, "revoked": True}, f"revoked {key_id}")
     return EXIT_OK
 
 
