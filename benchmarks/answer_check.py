@@ -30,13 +30,13 @@ the threshold the best balanced accuracy over the served answers, written as ``a
         --per-split 40 --json /tmp/fit.json
     .venv/bin/python benchmarks/answer_check.py fit-served /tmp/fit.json
 
-The fast answer check (``quotebound.entailment.answers``, ``ask --answer-check fast``):
+The fast answer check (``quotebound.answering.check``, ``ask --answer-check fast``):
 
     train-fast  its logistic weights, fitted on the fit half with one sentence of evidence per
                 question (an answerable question with the annotators' answer sentence nearest
                 it, an unanswerable one with its passage's sentence nearest it: the on-topic
                 sentence a model quotes), the held-out half's balanced accuracy reported;
-                written to ``src/quotebound/entailment/answer_checker.json``
+                written to ``src/quotebound/answering/answer_checker.json``
     fit-served FILE --check fast
                 its threshold refitted on served answers, as for the judge (the weights kept)
 
@@ -218,7 +218,7 @@ def fit_served(args: argparse.Namespace) -> None:
         sys.exit("this file holds questions of a reported sample: run answer_quality.py --skip 100")
     served = [r for tally in data.values() for r in tally["rows"] if r.get("shadow")]
     if args.check == "fast":
-        from quotebound.entailment.answers import AnswerChecker
+        from quotebound.answering.check import AnswerChecker
 
         checker = AnswerChecker()
         pairs = [(r["question"], " ".join(dict.fromkeys(r["quotes"]))) for r in served]
@@ -298,7 +298,7 @@ def fast_examples(part: str) -> list[tuple[str, str, int]]:
 def train_fast(args: argparse.Namespace) -> None:
     """Fit the fast answer check on the fit half, report the held-out half, write the weights
     into the package (``answer_checker.json``)."""
-    from quotebound.entailment.answers import ANSWER_FEATURES, AnswerChecker
+    from quotebound.answering.check import ANSWER_FEATURES, AnswerChecker
 
     n = len(ANSWER_FEATURES)  # placeholder weights while it computes what it is fitted on
     blank = Weights(ANSWER_FEATURES, (0.0,) * n, (1.0,) * n, (0.0,) * n, 0.0, 0.5, {})
@@ -325,7 +325,7 @@ def train_fast(args: argparse.Namespace) -> None:
     )
 
 
-ANSWER_WEIGHTS = ROOT / "src" / "quotebound" / "entailment" / "answer_checker.json"
+ANSWER_WEIGHTS = ROOT / "src" / "quotebound" / "answering" / "answer_checker.json"
 
 
 def fit_fast(checker: Any) -> Weights:
@@ -382,7 +382,7 @@ def best_sentence(args: argparse.Namespace) -> None:
     the ranked one abstains (unanswerable ones), on ``--per-split`` questions of each label
     after answer_quality.py's reported samples (``--skip``, at least 100)."""
     from quotebound import Source, WorkingSet
-    from quotebound.entailment.answers import AnswerChecker
+    from quotebound.answering.check import AnswerChecker
     from quotebound.providers import ExtractiveProvider
 
     if args.skip < REPORTED:
@@ -487,7 +487,7 @@ def false_at(pos: Sequence[float], neg: Sequence[float], correct: float = 0.85) 
 def separation(args: argparse.Namespace) -> None:
     """Each signal's separation of answerable from unanswerable questions (see the module
     docstring), on ``--per-split`` questions of each label after ``--skip``."""
-    from quotebound.entailment.answers import AnswerChecker
+    from quotebound.answering.check import AnswerChecker
     from quotebound.providers.local import LocalProvider
 
     if args.skip < REPORTED:

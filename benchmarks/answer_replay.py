@@ -57,7 +57,7 @@ def answer_checks(
         if name == "off":
             out[name] = None
         elif name == "fast":
-            from quotebound.entailment.answers import AnswerChecker
+            from quotebound.answering.check import AnswerChecker
 
             out[name] = AnswerChecker.beside(tier)
         elif name in ("judge", "both"):
@@ -68,7 +68,7 @@ def answer_checks(
             if name == "judge":
                 out[name] = judge
             else:
-                from quotebound.entailment.answers import AnswerChecker, BothAnswerCheck
+                from quotebound.answering.check import AnswerChecker, BothAnswerCheck
 
                 fast = AnswerChecker.beside(tier)
                 for threshold in both_thresholds or [None]:
@@ -106,7 +106,7 @@ def fallback_of(name: str, ranker: Any, floor: float | None, claims: int | None)
     if name == "extractive":
         return ExtractiveProvider()
     if name == "ranked":
-        from quotebound.entailment.answers import EXTRACT_CLAIMS
+        from quotebound.answering.check import EXTRACT_CLAIMS
 
         return ranker.extractor(claims or EXTRACT_CLAIMS, floor)
     return None
@@ -221,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         checks = answer_checks(args.answer_check, tier, args.both_threshold)
         ranker = None
         if "ranked" in args.fallback:
-            from quotebound.entailment.answers import AnswerChecker
+            from quotebound.answering.check import AnswerChecker
 
             ranker = next(
                 (c for c in checks.values() if isinstance(c, AnswerChecker)), None

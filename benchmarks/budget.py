@@ -38,9 +38,9 @@ from pathlib import Path
 
 from contoso import CORPUS, on_gold, questions
 from contoso import ingest as ingest_contoso
+from quotebound.answering.rerank import DenseReranker
 from quotebound.contract import build_request
 from quotebound.corpus import LoadedDocument
-from quotebound.entailment.rerank import DenseReranker
 from quotebound.ingest import chunk_document
 from quotebound.packing import pack
 from quotebound.pipeline import AskOptions, retrieve

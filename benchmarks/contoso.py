@@ -38,9 +38,10 @@ from pathlib import Path
 from typing import Any
 
 from answer_quality import served_claims
+from quotebound.answering.check import chosen_check
+from quotebound.answering.fallback import FALLBACKS
+from quotebound.answering.rerank import RERANKS, DenseReranker
 from quotebound.defaults import defaults, make_reranker
-from quotebound.entailment.answers import FALLBACKS, chosen_check
-from quotebound.entailment.rerank import RERANKS, DenseReranker
 from quotebound.fragments import answer_fragments
 from quotebound.ingest import chunk_document, load_file
 from quotebound.packing import DEFAULT_BUDGET_CHARS, pack

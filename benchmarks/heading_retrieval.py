@@ -29,8 +29,8 @@ from pathlib import Path
 
 import contoso
 import retrieval
+from quotebound.answering.rerank import RERANK_K, DenseReranker
 from quotebound.corpus import Hit, LoadedDocument
-from quotebound.entailment.rerank import RERANK_K, DenseReranker
 from quotebound.ingest import chunk_document, load_file
 from quotebound.packing import DEFAULT_BUDGET_CHARS, pack
 from quotebound.pipeline import AskOptions, retrieve

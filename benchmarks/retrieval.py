@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     questions = answerable[args.skip : args.skip + args.questions]
     reranker = None
     if args.rerank == "dense":
-        from quotebound.entailment.rerank import DenseReranker
+        from quotebound.answering.rerank import DenseReranker
 
         reranker = DenseReranker()
     orders = ["bm25", "bm25, named first"]

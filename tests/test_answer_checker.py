@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from quotebound.entailment.answers import (
+from quotebound.answering.check import (
     ANSWER_FEATURES,
     AnswerChecker,
     answer_lexical,
@@ -234,7 +234,7 @@ def _scored_judge(*yes: float | ProviderError) -> Any:
 def test_both_decides_by_the_mean_of_the_fast_probability_and_the_judges(
     checker: AnswerChecker,
 ) -> None:
-    from quotebound.entailment.answers import BOTH_THRESHOLD, BothAnswerCheck
+    from quotebound.answering.check import BOTH_THRESHOLD, BothAnswerCheck
 
     question = "How many weeks of parental leave do employees get?"
     evidence = "Employees are entitled to 16 weeks of paid parental leave."
@@ -253,7 +253,8 @@ def test_both_decides_by_the_mean_of_the_fast_probability_and_the_judges(
 def test_both_fails_closed_when_either_fails_and_its_fallback_ranks_by_the_fast_check(
     checker: AnswerChecker,
 ) -> None:
-    from quotebound.entailment.answers import BothAnswerCheck, fallback_for
+    from quotebound.answering.check import BothAnswerCheck
+    from quotebound.answering.fallback import fallback_for
 
     both = BothAnswerCheck(checker, _scored_judge(ProviderError("timeout", "no answer in 60 s")))
     failed = both.answers("How many weeks of leave?", "Employees get 16 weeks of leave.")

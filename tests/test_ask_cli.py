@@ -162,7 +162,7 @@ def test_the_fast_answer_check_serves_an_answer_it_accepts_and_abstains_on_one_i
     abstention, the verified claims kept in the trace's verdicts."""
     from dataclasses import replace
 
-    import quotebound.entailment.answers as answers
+    import quotebound.answering.check as answers
 
     question = "How many weeks of parental leave do employees get in Germany?"
     args = ["ask", question, "--json", *EXTRACTIVE, "--answer-check", "fast"]
@@ -233,7 +233,7 @@ def test_a_light_install_skips_the_default_answer_check_with_a_warning(
 ) -> None:
     """No MiniLM: the default answer check is skipped, said on stderr (and so the fallback,
     which runs only with a check); one the user named is the error."""
-    import quotebound.entailment.answers as answers
+    import quotebound.answering.check as answers
     from quotebound.entailment import EntailmentError
     from quotebound.entailment.heuristic import EXTRA_HINT
 
@@ -282,7 +282,8 @@ def test_the_fallback_beside_each_answer_check() -> None:
     (a config without a check keeps the covering extract, as before)."""
     from types import SimpleNamespace
 
-    from quotebound.entailment.answers import AnswerChecker, fallback_for
+    from quotebound.answering.check import AnswerChecker
+    from quotebound.answering.fallback import fallback_for
     from quotebound.entailment.judge import JudgeBackend
     from quotebound.providers import ExtractiveProvider
     from quotebound.server.answers import _fallback
@@ -325,8 +326,8 @@ def test_auto_reads_with_the_judge_only_where_the_answering_model_is_the_judges_
     """``--answer-check auto`` (the default): the fast check and the judge together when the
     answering model is the packaged 1.5B (the judge then runs on that very model, no second
     one loaded), the fast check alone beside any other provider."""
+    from quotebound.answering.check import AnswerChecker, BothAnswerCheck
     from quotebound.defaults import make_answer_check
-    from quotebound.entailment.answers import AnswerChecker, BothAnswerCheck
     from quotebound.entailment.judge import JUDGE_MODEL
     from quotebound.providers.scripted import ScriptedProvider
 
@@ -353,7 +354,7 @@ def test_serve_refuses_both_where_the_judge_would_need_a_second_model(
     """``serve --answer-check both`` judges on the served model; beside one that cannot judge
     (the extractive provider) it is a clear exit 2 before anything is served, and ``auto``
     there is the fast check (``chosen_check``)."""
-    from quotebound.entailment.answers import chosen_check
+    from quotebound.answering.check import chosen_check
     from quotebound.entailment.judge import JUDGE_MODEL
     from quotebound.providers import ExtractiveProvider
     from quotebound.providers.scripted import ScriptedProvider

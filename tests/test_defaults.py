@@ -22,11 +22,12 @@ import pytest
 
 import quotebound
 from clikit import run
+from quotebound.answering.check import DEFAULT_ANSWER_CHECK
+from quotebound.answering.fallback import DEFAULT_FALLBACK
+from quotebound.answering.rerank import DEFAULT_RERANK
 from quotebound.defaults import DEFAULT_PROVIDER, Defaults, defaults
 from quotebound.entailment import DEFAULT_TIER, EntailmentError
-from quotebound.entailment.answers import DEFAULT_ANSWER_CHECK, DEFAULT_FALLBACK
 from quotebound.entailment.heuristic import EXTRA_HINT
-from quotebound.entailment.rerank import DEFAULT_RERANK
 from quotebound.errors import InputError
 from quotebound.pipeline import AskOptions
 from quotebound.providers.scripted import ScriptedProvider
@@ -220,9 +221,9 @@ class _Counted(ScriptedProvider):
 
 def _no_minilm(monkeypatch: pytest.MonkeyPatch, hint: str = EXTRA_HINT) -> None:
     """As on a light install: nothing that loads MiniLM can be made."""
+    import quotebound.answering.check as answers
+    import quotebound.answering.rerank as rerank
     import quotebound.entailment as entailment
-    import quotebound.entailment.answers as answers
-    import quotebound.entailment.rerank as rerank
 
     def missing(*args: object, **kwargs: object) -> object:
         raise EntailmentError(f"all-MiniLM-L6-v2 needs sentence_transformers: {hint}")

@@ -318,7 +318,7 @@ def test_the_answer_check_is_told_which_documents_the_evidence_is_from() -> None
 
 
 def test_both_checks_send_the_titles_to_the_judge_alone() -> None:
-    from quotebound.entailment.answers import BothAnswerCheck
+    from quotebound.answering.check import BothAnswerCheck
 
     class Fast:
         version = "fast-test"

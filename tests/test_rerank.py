@@ -1,5 +1,5 @@
 """Hybrid ranking: BM25's hits re-ordered by reciprocal-rank fusion with MiniLM's cosine to the
-question (``entailment.rerank``), as ``ask``, ``serve`` and ``search`` pack them. Real
+question (``answering.rerank``), as ``ask``, ``serve`` and ``search`` pack them. Real
 all-MiniLM-L6-v2 throughout; a broken encoder leaves BM25's order and says so."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from clikit import run
+from quotebound.answering.rerank import DenseReranker, embedded_text, fuse
 from quotebound.corpus import Hit
-from quotebound.entailment.rerank import DenseReranker, embedded_text, fuse
 from quotebound.ingest import chunk_document, load_file
 from quotebound.packing import chunk_key
 from quotebound.pipeline import AskOptions, ask, retrieve

@@ -794,8 +794,8 @@ def test_the_service_runs_the_answer_check_beside_its_tier(tmp_path: Path) -> No
     answer reaches) becomes an abstention, traced as such."""
     from dataclasses import replace
 
+    from quotebound.answering.check import AnswerChecker, shipped_answer_weights
     from quotebound.entailment import make_backend
-    from quotebound.entailment.answers import AnswerChecker, shipped_answer_weights
 
     made: list[AnswerChecker] = []
     tiers: list[Any] = []
@@ -826,8 +826,8 @@ def test_the_service_runs_the_answer_check_beside_its_tier(tmp_path: Path) -> No
 def test_the_service_reranks_beside_its_tier_and_traces_it(tmp_path: Path) -> None:
     """ServerConfig.rerank (serve --rerank dense): made once, beside the tier (one MiniLM),
     each answer's hits re-ordered and counted in its trace."""
+    from quotebound.answering.rerank import DenseReranker
     from quotebound.entailment import make_backend
-    from quotebound.entailment.rerank import DenseReranker
 
     made: list[DenseReranker] = []
     tiers: list[Any] = []
@@ -898,7 +898,7 @@ def test_the_service_reads_the_fast_check_and_the_judge_on_its_own_model(tmp_pat
     the answer's and the trace's; closing the check leaves the served model to the app."""
     import math
 
-    from quotebound.entailment.answers import BothAnswerCheck
+    from quotebound.answering.check import BothAnswerCheck
     from quotebound.providers.base import Completion
     from quotebound.server.workers import ServeOptions
 
@@ -933,7 +933,7 @@ def test_serve_options_run_the_fallback_only_with_the_answer_check() -> None:
     import threading
     from types import SimpleNamespace
 
-    from quotebound.entailment.answers import AnswerChecker
+    from quotebound.answering.check import AnswerChecker
     from quotebound.server.workers import ServeOptions
 
     made = ExtractiveProvider()

@@ -10,10 +10,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .answering.rerank import Reranked
 from .budget import Budget
 from .corpus import Hit
 from .entailment.base import Backend, Judgement
-from .entailment.rerank import Reranked
 from .packing import DEFAULT_BUDGET_CHARS
 from .providers.base import Provider
 from .verdict import Policy
@@ -23,7 +23,7 @@ AnswerCheck = Callable[[str, str], Judgement]
 
 class Reranker(Protocol):
     """What ``AskOptions.rerank`` is: ``rerank(question, hits)`` re-orders the store's first
-    ``depth`` hits (``entailment.rerank.DenseReranker``)."""
+    ``depth`` hits (``answering.rerank.DenseReranker``)."""
 
     depth: int
 
@@ -62,7 +62,7 @@ class AskOptions:
     # more attempt: ``counts.fallback_asked``, and ``fallback_attempt`` when served). Never
     # asked when it is the answering provider's own kind. None: no fallback.
     fallback: Provider | None = None
-    # Re-order the store's hits before packing (``entailment.rerank.DenseReranker``: BM25's
+    # Re-order the store's hits before packing (``answering.rerank.DenseReranker``: BM25's
     # first ``depth`` fused with MiniLM's cosine to the question); the store is asked for at
     # least ``depth`` hits, the first ``limit`` of the new order are packed. A reranker that
     # fails leaves BM25's order (``counts.reranked`` 0). None: BM25's order.

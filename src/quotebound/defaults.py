@@ -43,10 +43,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 if TYPE_CHECKING:
-    from .entailment.answers import AnswerChecker, BothAnswerCheck
+    from .answering.check import AnswerChecker, BothAnswerCheck
+    from .answering.rerank import DenseReranker
     from .entailment.base import Backend, EntailmentError
     from .entailment.judge import JudgeBackend
-    from .entailment.rerank import DenseReranker
     from .pipeline import AskOptions
     from .providers import ExtractiveProvider, Provider
 
@@ -171,9 +171,10 @@ def _check_choices(
     entailment: str, answer_check: str, rerank: str, fallback: str, nli_model: Path | None
 ) -> None:
     """An ``InputError`` for an unknown choice, before anything is made."""
+    from .answering.check import ANSWER_CHECKS
+    from .answering.fallback import FALLBACKS
+    from .answering.rerank import RERANKS
     from .entailment import BACKENDS
-    from .entailment.answers import ANSWER_CHECKS, FALLBACKS
-    from .entailment.rerank import RERANKS
     from .errors import InputError
 
     for part, choice, known in (
@@ -216,8 +217,8 @@ def make_tier(
     for (``provider`` None: always, as ``serve`` runs it)."""
     if name == "off":
         return None
+    from .answering.check import judges_itself
     from .entailment import make_backend
-    from .entailment.answers import judges_itself
 
     judge_on = None
     if provider is not None and (
@@ -248,7 +249,7 @@ def make_answer_check(
     ``provider`` is closed with it, not with the check."""
     if choice == "off":
         return None
-    from .entailment.answers import AnswerChecker, BothAnswerCheck, chosen_check, judges_itself
+    from .answering.check import AnswerChecker, BothAnswerCheck, chosen_check, judges_itself
     from .entailment.judge import JUDGE_MODEL, JudgeBackend
 
     choice = chosen_check(choice, provider)  # auto: the judge only where it costs no 2nd model
@@ -282,7 +283,7 @@ def make_reranker(
     it keeps (None: ``CACHE_VECTORS``; 0: none, each question embedded afresh)."""
     if choice == "off":
         return None
-    from .entailment.rerank import CACHE_VECTORS, DenseReranker
+    from .answering.rerank import CACHE_VECTORS, DenseReranker
 
     size = CACHE_VECTORS if cache_size is None else cache_size
     return optional(
@@ -295,6 +296,6 @@ def make_fallback(kind: str, checker: object | None) -> ExtractiveProvider | Non
     sentences a fast check scores as answering (those covering the question best beside the
     judge alone); ``covering``, those covering the question best; None for ``off`` and without
     a check (unchecked, the extract would overrule a right abstention)."""
-    from .entailment.answers import fallback_for
+    from .answering.fallback import fallback_for
 
     return fallback_for(kind, checker)

@@ -12,10 +12,10 @@ from typing import Any
 
 import click
 
+from ..answering.check import ANSWER_CHECKS, chosen_check, judges_itself
 from ..budget import Budget
 from ..defaults import Part, make_tier, optional
 from ..entailment import BACKENDS, DEFAULT_TIER, ensure_installed
-from ..entailment.answers import ANSWER_CHECKS, chosen_check, judges_itself
 from ..entailment.base import Backend
 from ..entailment.judge import JUDGE_MODEL
 from ..errors import InputError, NotFoundError

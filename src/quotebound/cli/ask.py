@@ -9,10 +9,10 @@ from typing import Any
 
 import click
 
+from ..answering.check import ANSWER_CHECKS
 from ..coverage import describe
 from ..defaults import defaults
 from ..entailment import DEFAULT_TIER
-from ..entailment.answers import ANSWER_CHECKS
 from ..errors import NotFoundError
 from ..originals import document_page, original_of, pdf_highlights, quotes_of, render_page
 from ..parsing import PROMPT_FORMATS

@@ -15,11 +15,12 @@ from typing import Any, NoReturn, overload
 
 import click
 
+from ..answering.check import DEFAULT_ANSWER_CHECK
+from ..answering.fallback import DEFAULT_FALLBACK, FALLBACKS
+from ..answering.rerank import DEFAULT_RERANK, RERANK_DEPTH, RERANKS
 from ..defaults import DEFAULT_PROVIDER, Part
 from ..entailment import BACKENDS, make_backend
-from ..entailment.answers import DEFAULT_ANSWER_CHECK, DEFAULT_FALLBACK, FALLBACKS
 from ..entailment.base import Backend, EntailmentError
-from ..entailment.rerank import DEFAULT_RERANK, RERANK_DEPTH, RERANKS
 from ..errors import InputError, QuoteboundError, unreadable
 from ..packing import DEFAULT_BUDGET_CHARS
 from ..pipeline import NAMED_DEPTH

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Generic, ParamSpec, Protocol, TypeVar
 
+from ..answering.fallback import FALLBACKS
+from ..answering.rerank import DenseReranker
 from ..budget import Budget
-from ..entailment.answers import FALLBACKS
 from ..entailment.base import Backend
-from ..entailment.rerank import DenseReranker
 from ..errors import QuoteboundError, StoreError
 from ..providers import ExtractiveProvider, Provider
 from ..store import Store, open_store

@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastapi import FastAPI
 
+from ..answering.rerank import DenseReranker
 from ..budget import Budget
 from ..defaults import make_answer_check, make_reranker, make_tier
 from ..entailment.base import Backend, EntailmentError
-from ..entailment.rerank import DenseReranker
 from ..providers import Provider, make_provider
 from .app import create_app
 from .state import ServerConfig

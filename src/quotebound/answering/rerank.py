@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..corpus import Hit
-from .base import EntailmentError
-from .heuristic import MODEL_NAME, embed, load_minilm, shared_encoder
+from ..entailment.base import EntailmentError
+from ..entailment.heuristic import MODEL_NAME, embed, load_minilm, shared_encoder
 
 RERANK_DEPTH = 50  # BM25 hits re-ranked (the store is asked for at least this many)
 RERANK_K = 10  # reciprocal-rank fusion's constant

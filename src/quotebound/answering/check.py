@@ -38,16 +38,23 @@ from functools import cache
 from importlib import resources
 from typing import Any, ClassVar
 
+from ..entailment.base import EntailmentError, Judgement, reads_documents
+from ..entailment.heuristic import (
+    MODEL_NAME,
+    SharesEncoder,
+    embed,
+    encoder_fits,
+    load_minilm,
+    shared_encoder,
+)
+from ..entailment.judge import JUDGE_MODEL
+from ..entailment.learned import MAX_SENTENCE_CHARS, Weights
 from ..providers.base import Provider
 from ..providers.extractive import ExtractiveProvider
 from ..text.normalize import normalize
 from ..text.sentences import sentence_spans
 from ..text.tokens import numbers
 from ..text.words import STOPWORDS, content_words
-from .base import EntailmentError, Judgement, reads_documents
-from .heuristic import MODEL_NAME, SharesEncoder, embed, encoder_fits, load_minilm, shared_encoder
-from .judge import JUDGE_MODEL
-from .learned import MAX_SENTENCE_CHARS, Weights
 
 ANSWER_FEATURES: tuple[str, ...] = (
     "question_share",
@@ -72,8 +79,6 @@ EXTRACT_CLAIMS = 2  # the most sentences the ranked fallback serves (docs/answer
 # ``ask --fallback`` and ``serve --fallback``: ``extractive`` (the default) ranks the sources'
 # sentences by the fast answer check beside it (by the question's words beside the judge's);
 # ``covering``: by the question's words beside any check; ``off``: none (docs/answering.md).
-FALLBACKS: tuple[str, ...] = ("extractive", "covering", "off")
-DEFAULT_FALLBACK = "extractive"
 
 # What kind of answer a question asks for, read from its opening words (English).
 _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -354,19 +359,3 @@ def chosen_check(choice: str, provider: Provider) -> str:
     if choice == "auto":
         return "both" if judges_itself(provider) and provider.capabilities.logprobs else "fast"
     return "judge" if choice == "on" else choice
-
-
-def fallback_for(kind: str, checker: object | None) -> ExtractiveProvider | None:
-    """The fallback (``AskOptions.fallback``) that ``kind`` (one of ``FALLBACKS``) names beside
-    the answer check ``checker``: for ``extractive``, the sentences a fast ``AnswerChecker``
-    (alone or in a ``BothAnswerCheck``) scores as answering (``extractor()``), those covering
-    the question best beside any other check; for ``covering``, those covering the question
-    best; None for ``off`` and without a check (unchecked, the extract would overrule a right
-    abstention)."""
-    if kind not in FALLBACKS:
-        raise ValueError(f"unknown fallback {kind!r}: {', '.join(FALLBACKS)}")
-    if kind == "off" or checker is None:
-        return None
-    if kind == "extractive" and isinstance(checker, AnswerChecker | BothAnswerCheck):
-        return checker.extractor()
-    return ExtractiveProvider()
