@@ -70,13 +70,16 @@ from pathlib import Path
 from typing import Any
 
 from quotebound import contract
-from quotebound.answering.check import DEFAULT_ANSWER_CHECK
-from quotebound.answering.fallback import DEFAULT_FALLBACK
-from quotebound.answering.rerank import DEFAULT_RERANK, RERANKS
+from quotebound.choices import (
+    DEFAULT_ANSWER_CHECK,
+    DEFAULT_FALLBACK,
+    DEFAULT_RERANK,
+    DEFAULT_TIER,
+    RERANKS,
+)
 from quotebound.corpus import LoadedDocument
 from quotebound.coverage import states_no_fact
 from quotebound.defaults import defaults
-from quotebound.entailment import DEFAULT_TIER
 from quotebound.entailment.judge import JUDGE_MODEL, JudgeBackend
 from quotebound.fragments import answer_fragments
 from quotebound.ingest import chunk_document

@@ -39,8 +39,8 @@ from typing import Any
 
 from answer_quality import served_claims
 from quotebound.answering.check import chosen_check
-from quotebound.answering.fallback import FALLBACKS
-from quotebound.answering.rerank import RERANKS, DenseReranker
+from quotebound.answering.rerank import DenseReranker
+from quotebound.choices import FALLBACKS, RERANKS
 from quotebound.defaults import defaults, make_reranker
 from quotebound.fragments import answer_fragments
 from quotebound.ingest import chunk_document, load_file

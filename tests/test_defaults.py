@@ -22,11 +22,9 @@ import pytest
 
 import quotebound
 from clikit import run
-from quotebound.answering.check import DEFAULT_ANSWER_CHECK
-from quotebound.answering.fallback import DEFAULT_FALLBACK
-from quotebound.answering.rerank import DEFAULT_RERANK
+from quotebound.choices import DEFAULT_ANSWER_CHECK, DEFAULT_FALLBACK, DEFAULT_RERANK, DEFAULT_TIER
 from quotebound.defaults import DEFAULT_PROVIDER, Defaults, defaults
-from quotebound.entailment import DEFAULT_TIER, EntailmentError
+from quotebound.entailment import EntailmentError
 from quotebound.entailment.heuristic import EXTRA_HINT
 from quotebound.errors import InputError
 from quotebound.pipeline import AskOptions

@@ -42,6 +42,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
+from .choices import (
+    ANSWER_CHECKS,
+    BACKENDS,
+    DEFAULT_ANSWER_CHECK,
+    DEFAULT_FALLBACK,
+    DEFAULT_RERANK,
+    DEFAULT_TIER,
+    FALLBACKS,
+    RERANKS,
+)
+
 if TYPE_CHECKING:
     from .answering.check import AnswerChecker, BothAnswerCheck
     from .answering.rerank import DenseReranker
@@ -127,10 +138,10 @@ class Defaults:
 def defaults(
     provider: Provider | None = None,
     *,
-    entailment: str = "fast",
-    answer_check: str = "auto",
-    rerank: str = "dense",
-    fallback: str = "extractive",
+    entailment: str = DEFAULT_TIER,
+    answer_check: str = DEFAULT_ANSWER_CHECK,
+    rerank: str = DEFAULT_RERANK,
+    fallback: str = DEFAULT_FALLBACK,
     nli_model: Path | None = None,
     may_skip: MaySkip | None = None,
 ) -> Defaults:
@@ -171,10 +182,6 @@ def _check_choices(
     entailment: str, answer_check: str, rerank: str, fallback: str, nli_model: Path | None
 ) -> None:
     """An ``InputError`` for an unknown choice, before anything is made."""
-    from .answering.check import ANSWER_CHECKS
-    from .answering.fallback import FALLBACKS
-    from .answering.rerank import RERANKS
-    from .entailment import BACKENDS
     from .errors import InputError
 
     for part, choice, known in (

@@ -38,6 +38,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, ClassVar
 
+from ..choices import ANSWER_CHECKS
 from ..entailment.base import EntailmentError, Judgement, reads_documents
 from ..entailment.heuristic import (
     MODEL_NAME,
@@ -67,8 +68,6 @@ ANSWER_FEATURES: tuple[str, ...] = (
 )
 # ``on``: the judge (older name); ``both``: the mean of the fast check's and the judge's;
 # ``auto``: ``both`` when the answering model is the judge's own (no second model), else ``fast``
-ANSWER_CHECKS: tuple[str, ...] = ("auto", "fast", "judge", "both", "on", "off")
-DEFAULT_ANSWER_CHECK = "auto"  # what the CLI's ``ask`` runs unless told otherwise
 SIMILARITY_SENTENCES = 4  # evidence sentences embedded per check, those nearest the question
 REFIT = "benchmarks/answer_check.py train-fast"
 # ``both``: the least mean of the fast check's probability and the judge's P(yes) that is an

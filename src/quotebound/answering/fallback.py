@@ -4,11 +4,9 @@ scores as answering (``extractive``) or those covering the question best (``cove
 
 from __future__ import annotations
 
+from ..choices import FALLBACKS
 from ..providers.extractive import ExtractiveProvider
 from .check import AnswerChecker, BothAnswerCheck
-
-FALLBACKS: tuple[str, ...] = ("extractive", "covering", "off")
-DEFAULT_FALLBACK = "extractive"
 
 
 def fallback_for(kind: str, checker: object | None) -> ExtractiveProvider | None:

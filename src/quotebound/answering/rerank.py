@@ -31,8 +31,6 @@ from ..entailment.heuristic import MODEL_NAME, embed, load_minilm, shared_encode
 
 RERANK_DEPTH = 50  # BM25 hits re-ranked (the store is asked for at least this many)
 RERANK_K = 10  # reciprocal-rank fusion's constant
-RERANKS: tuple[str, ...] = ("dense", "off")  # ``ask --rerank`` / ``serve --rerank``
-DEFAULT_RERANK = "dense"
 CACHE_VECTORS = 8192  # chunk vectors kept (384 floats each: about 12 MiB)
 
 

@@ -12,10 +12,11 @@ from typing import Any
 
 import click
 
-from ..answering.check import ANSWER_CHECKS, chosen_check, judges_itself
+from ..answering.check import chosen_check, judges_itself
 from ..budget import Budget
+from ..choices import ANSWER_CHECKS, BACKENDS, DEFAULT_TIER
 from ..defaults import Part, make_tier, optional
-from ..entailment import BACKENDS, DEFAULT_TIER, ensure_installed
+from ..entailment import ensure_installed
 from ..entailment.base import Backend
 from ..entailment.judge import JUDGE_MODEL
 from ..errors import InputError, NotFoundError

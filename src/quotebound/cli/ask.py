@@ -9,10 +9,9 @@ from typing import Any
 
 import click
 
-from ..answering.check import ANSWER_CHECKS
+from ..choices import ANSWER_CHECKS, DEFAULT_TIER
 from ..coverage import describe
 from ..defaults import defaults
-from ..entailment import DEFAULT_TIER
 from ..errors import NotFoundError
 from ..originals import document_page, original_of, pdf_highlights, quotes_of, render_page
 from ..parsing import PROMPT_FORMATS

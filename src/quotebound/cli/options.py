@@ -15,11 +15,17 @@ from typing import Any, NoReturn, overload
 
 import click
 
-from ..answering.check import DEFAULT_ANSWER_CHECK
-from ..answering.fallback import DEFAULT_FALLBACK, FALLBACKS
-from ..answering.rerank import DEFAULT_RERANK, RERANK_DEPTH, RERANKS
+from ..answering.rerank import RERANK_DEPTH
+from ..choices import (
+    BACKENDS,
+    DEFAULT_ANSWER_CHECK,
+    DEFAULT_FALLBACK,
+    DEFAULT_RERANK,
+    FALLBACKS,
+    RERANKS,
+)
 from ..defaults import DEFAULT_PROVIDER, Part
-from ..entailment import BACKENDS, make_backend
+from ..entailment import make_backend
 from ..entailment.base import Backend, EntailmentError
 from ..errors import InputError, QuoteboundError, unreadable
 from ..packing import DEFAULT_BUDGET_CHARS

@@ -10,7 +10,8 @@ from typing import Any
 
 import click
 
-from ..entailment import BACKENDS, DEFAULT_TIER, close_together
+from ..choices import BACKENDS, DEFAULT_TIER
+from ..entailment import close_together
 from ..entailment.tier import check_entailment
 from ..errors import InputError
 from ..parsing import FORMATS

@@ -22,6 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..choices import BACKENDS, DEFAULT_TIER
 from .base import LABELS, Backend, EntailmentError, Judgement, Label
 
 if TYPE_CHECKING:
@@ -40,9 +41,6 @@ __all__ = [
     "ensure_installed",
     "make_backend",
 ]
-
-BACKENDS: tuple[str, ...] = ("fast", "heuristic", "judge", "cascade", "nli")
-DEFAULT_TIER = "fast"  # what ``ask`` runs unless told otherwise
 
 
 def make_backend(

@@ -22,8 +22,9 @@ from typing import Any
 
 import click
 
-from ..entailment import BACKENDS as ENTAILMENT_BACKENDS
-from ..entailment import DEFAULT_TIER, close_together, make_backend
+from ..choices import BACKENDS as ENTAILMENT_BACKENDS
+from ..choices import DEFAULT_TIER
+from ..entailment import close_together, make_backend
 from ..errors import InputError
 from ..providers import PROVIDER_NAMES, make_provider
 from ..text.display import terminal_safe

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Generic, ParamSpec, Protocol, TypeVar
 
-from ..answering.fallback import FALLBACKS
 from ..answering.rerank import DenseReranker
 from ..budget import Budget
+from ..choices import FALLBACKS
 from ..entailment.base import Backend
 from ..errors import QuoteboundError, StoreError
 from ..providers import ExtractiveProvider, Provider
