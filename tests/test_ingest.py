@@ -16,8 +16,15 @@ from hypothesis import strategies as st
 from fuzzing import scaled
 from quotebound.corpus import LoadedDocument, Page, Section
 from quotebound.errors import IngestError, InputError
-from quotebound.ingest import SUPPORTED_SUFFIXES, chunk_document, iter_files, load_file
-from quotebound.ingest.loaders import PAGE_SEPARATOR, _PdfHeadings, clean_text
+from quotebound.ingest import (
+    PAGE_SEPARATOR,
+    SUPPORTED_SUFFIXES,
+    chunk_document,
+    clean_text,
+    iter_files,
+    load_file,
+)
+from quotebound.ingest.pdf import _PdfHeadings
 from quotebound.text.sentences import sentence_spans
 
 CONTOSO = Path(__file__).resolve().parents[2] / "shared" / "data" / "contoso_hr_benefits" / "pdfs"

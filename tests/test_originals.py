@@ -13,8 +13,7 @@ from click.testing import CliRunner
 from pdfkit import make_pdf
 from quotebound.cli import cli
 from quotebound.errors import NotFoundError, StoreError
-from quotebound.ingest.chunker import chunk_document
-from quotebound.ingest.loaders import load_file
+from quotebound.ingest import chunk_document, load_file
 from quotebound.originals import OriginalError, original_of, pdf_highlights, render_page, text_page
 from quotebound.pipeline import AskOptions, ask
 from quotebound.providers.scripted import ScriptedProvider

@@ -10,7 +10,7 @@ import pytest
 from quotebound import Policy, Source, Verdict, WorkingSet
 from quotebound.cards import build_cards
 from quotebound.entailment.tier import evidence_text
-from quotebound.ingest.loaders import clean_text
+from quotebound.ingest import clean_text
 from quotebound.text.quoteparts import MAX_PARTS, split_quote
 
 from .verifykit import answer, cit, claim, one, only_citation

@@ -1,6 +1,6 @@
 """A Markdown original rendered from its text, its verified quotes marked where they stand:
 one pass over its lines, the markup read the way ingest and the verifier read it (the block
-patterns of ``ingest.loaders``, the inline markup of ``text.markup``), so a span of the text is
+patterns of ``ingest.markdown``, the inline markup of ``text.markup``), so a span of the text is
 marked exactly where it is. Every character is escaped; a link shows its text and an image its
 alt text, never the address; raw HTML is shown as text. Linear in the text's length."""
 
@@ -10,7 +10,7 @@ import html
 import re
 from itertools import pairwise
 
-from ..ingest.loaders import _ATX_HEADING, _CLOSING_HASHES, _FENCE, _closes_fence
+from ..ingest.markdown import ATX_HEADING, CLOSING_HASHES, FENCE, closes_fence
 from ..text.markup import EMPHASIS, STRUCK, TICK, markup_kinds
 from .page import standalone_page
 
@@ -60,23 +60,23 @@ class _Markdown:
             start, offset = offset, offset + len(line) + 1
             end = start + len(line)
             if fence is not None:
-                if _closes_fence(line, fence):
+                if closes_fence(line, fence):
                     fence = None
                     self._close()
                 else:  # (the line break before each line but the first)
                     self._inline(start if self.out[-1] == "<pre><code>" else start - 1, end, True)
                 continue
-            if opening := _FENCE.match(line):
+            if opening := FENCE.match(line):
                 fence = opening.group(1)
                 self._open("pre", "<pre><code>")
                 continue
             if not line.strip():
                 self._close()
-            elif heading := _ATX_HEADING.fullmatch(line):
+            elif heading := ATX_HEADING.fullmatch(line):
                 self._close()
                 level = len(heading.group(1))
                 a, b = heading.span(2) if heading.group(2) is not None else (end, end)
-                if closing := _CLOSING_HASHES.search(line, a, b):
+                if closing := CLOSING_HASHES.search(line, a, b):
                     b = closing.start()
                 self.out.append(f"<h{level}>")
                 self._inline(a, b)

@@ -1,6 +1,6 @@
 """An HTML original rendered safely, its verified quotes marked where they stand: its structure
 and emphasis kept, every attribute, script, style, frame and embed left out, every text escaped.
-The text breaks where ingest breaks it (the block tags of ``ingest.loaders``), so a quote is found
+The text breaks where ingest breaks it (the block tags of ``ingest.html``), so a quote is found
 in text that reads as the one it was verified against."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from ..errors import IngestError
-from ..ingest.loaders import _CELL_TAGS, _LINE_TAGS, _PARAGRAPH_TAGS, _decode
+from ..ingest.decoding import decode_bytes
+from ..ingest.html import CELL_TAGS, LINE_TAGS, PARAGRAPH_TAGS
 from ..text.normalize import NormalizedText, normalize
 from .page import standalone_page
 from .quotes import Quote, context_of, locate_after
@@ -27,7 +28,7 @@ _DROPPED_WITH_CONTENT = frozenset(
     "script style noscript template iframe object title textarea".split()
 )
 # Where the text breaks, as ingest breaks it (the quote is found in text that reads the same).
-_BREAKS = _PARAGRAPH_TAGS | _LINE_TAGS | _CELL_TAGS | {"br"}
+_BREAKS = PARAGRAPH_TAGS | LINE_TAGS | CELL_TAGS | {"br"}
 MAX_HTML_BYTES = 1_000_000  # a larger HTML original is shown as its text (parsing is slow)
 
 
@@ -82,7 +83,7 @@ def html_page(data: bytes, quotes: list[Quote], title: str | None = None) -> str
         return None
     parser = _SafeHtml()
     try:
-        parser.feed(_decode(Path("original.html"), data))
+        parser.feed(decode_bytes(Path("original.html"), data))
         parser.close()
     except (AssertionError, ValueError, RecursionError, IngestError):
         return None
