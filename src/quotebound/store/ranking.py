@@ -54,7 +54,7 @@ _MAX_DEPTH = 3
 _MAX_PHRASES = 48
 # A query with more words than this skips the candidate query (it could grow too large) and
 # scores every matching row.
-_MAX_BOUNDED_WORDS = 12
+MAX_BOUNDED_WORDS = 12
 # The threshold step starts with as many of the rarest words as have at most this many rows
 # together (FTS5 scores each of those rows).
 _THRESHOLD_ROWS = 2000
@@ -103,7 +103,7 @@ def _varints(data: bytes) -> list[int]:
 # What a store object keeps of a word for one state of the index: that state (FTS5's totals
 # record, the last chunk id, whether the size statistics cover it), the word's row count and,
 # where they cover it, its term's (tf, fewest tokens) pairs.
-_Known = tuple[tuple[bytes, int, bool], int, tuple[tuple[int, int], ...] | None]
+Known = tuple[tuple[bytes, int, bool], int, tuple[tuple[int, int], ...] | None]
 
 
 def _length(docsize: bytes) -> int:
@@ -143,7 +143,7 @@ class _Ranked:
     occurrence: int
 
 
-class _Ranker:
+class Ranker:
     """The top ``limit`` visible occurrences by exact FTS5 bm25 over the OR of ``terms``."""
 
     def __init__(
@@ -153,7 +153,7 @@ class _Ranker:
         where: str,
         params: list[object],
         limit: int,
-        known: dict[str, _Known],
+        known: dict[str, Known],
         tokens: Sequence[tuple[str, ...]] | None = None,
     ) -> None:
         self.cur, self.terms, self.where, self.params, self.limit = (
@@ -198,7 +198,7 @@ class _Ranker:
     def _bounded(self) -> tuple[list[str], list[float], list[int]] | None:
         """The distinct words, rarest first, with each one's bound on what it adds to a score
         and its row count; None where bounds do not help (one word, very many words)."""
-        if not 1 < len(self.terms) <= _MAX_BOUNDED_WORDS:
+        if not 1 < len(self.terms) <= MAX_BOUNDED_WORDS:
             return None
         cur = self.cur
         cur.execute(
@@ -376,7 +376,7 @@ def _can_reach(
     return have or without
 
 
-class _TermSizes:
+class TermSizes:
     """The ``fts_term_sizes`` statistics of one connection: each chunk's FTS5 terms with their
     counts, exactly as FTS5 tokenizes it, and what the table holds.
 

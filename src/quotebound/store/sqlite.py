@@ -20,7 +20,7 @@ from pathlib import Path
 from ..corpus import Hit
 from ..errors import StoreError
 from .integrity import Backup, Report
-from .ranking import _MAX_BOUNDED_WORDS, _Known, _Ranker, _TermSizes
+from .ranking import MAX_BOUNDED_WORDS, Known, Ranker, TermSizes
 from .sql import HIT_COLUMNS, Cursor, SQLStore, hit_from_row
 
 BUSY_TIMEOUT_S = 60.0
@@ -35,7 +35,7 @@ class SQLiteStore(SQLStore):
     def __init__(self, path: Path) -> None:
         self.url = f"sqlite:///{path}"
         self.path = path
-        self._known: dict[str, _Known] = {}
+        self._known: dict[str, Known] = {}
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(
@@ -46,7 +46,7 @@ class SQLiteStore(SQLStore):
             self._conn.execute("PRAGMA foreign_keys=ON")
             self._conn.execute("PRAGMA temp_store=MEMORY")  # (before any temporary table)
             self._migrate()
-            self._sizes = _TermSizes(self._conn)
+            self._sizes = TermSizes(self._conn)
             self._cover()
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot open the store at {path}: {exc}") from exc
@@ -55,7 +55,7 @@ class SQLiteStore(SQLStore):
     def _tx(self, lock: str | None = None) -> Iterator[Cursor]:
         # BEGIN IMMEDIATE takes SQLite's one write lock: every writer is serialised already.
         cur = self._conn.cursor()
-        sizes: _TermSizes | None = getattr(self, "_sizes", None)  # None while migrating
+        sizes: TermSizes | None = getattr(self, "_sizes", None)  # None while migrating
         done = False
         try:
             cur.execute("BEGIN IMMEDIATE")
@@ -144,7 +144,7 @@ class SQLiteStore(SQLStore):
 
     def _ranked(self, terms: list[str], where: str, params: list[object], limit: int) -> list[Hit]:
         tokens = None
-        if 1 < len(terms) <= _MAX_BOUNDED_WORDS:  # else no bounds, no statistics (_bounded)
+        if 1 < len(terms) <= MAX_BOUNDED_WORDS:  # else no bounds, no statistics (_bounded)
             cur = self._conn.cursor()
             try:
                 tokens = self._sizes.terms_of(cur, terms)  # temporary table only: no lock
@@ -153,7 +153,7 @@ class SQLiteStore(SQLStore):
             finally:
                 cur.close()
         with self._read() as cur:
-            ranked = _Ranker(cur, terms, where, params, limit, self._known, tokens).top()
+            ranked = Ranker(cur, terms, where, params, limit, self._known, tokens).top()
             if not ranked:
                 return []
             cur.execute(

@@ -23,11 +23,11 @@ from typing import Protocol
 
 from .markup import markup_free
 from .normalize import (
-    _REFERENCE,
-    _REGULAR,
+    REFERENCE,
+    REGULAR,
     NormalizedText,
-    _learn,
-    _may_continue,
+    learn_char,
+    may_continue,
     normalize,
     normalize_regular,
 )
@@ -39,7 +39,7 @@ _ASCII_DIGITS = re.compile(r"[0-9]+")
 _ASCII_ALNUM = re.compile(r"[a-z0-9]+")
 
 
-# Non-ASCII characters found inert (see ``inert_text``). Bounded, like ``_REGULAR``; a
+# Non-ASCII characters found inert (see ``inert_text``). Bounded, like ``REGULAR``; a
 # character beyond the bound is still judged, each time it is met.
 _INERT: set[str] = set()
 _INERT_MAX = 4096
@@ -50,9 +50,9 @@ _ASCII_BYTES = bytes(range(128))
 def _inert_char(ch: str) -> bool:
     """A non-ASCII character whose fold is one character, context-free, not an ASCII letter
     or digit: it can neither make nor join nor remove letters and digits."""
-    folded = _REGULAR.get(ch)
+    folded = REGULAR.get(ch)
     if folded is None:
-        folded = _learn(ch)
+        folded = learn_char(ch)
     return bool(folded) and not (folded.isascii() and folded.isalnum())
 
 
@@ -100,9 +100,9 @@ def inert_text(text: str) -> bool:
         return True
     odd = _ODD_AMPERSAND[0].search(text)
     while odd is not None:
-        ref = _REFERENCE.match(text, odd.start())
+        ref = REFERENCE.match(text, odd.start())
         if ref is not None:
-            follows_letter = _may_continue(text, ref.end())
+            follows_letter = may_continue(text, ref.end())
             if not _inert_reference(ref.group(), follows_letter):
                 return False
             if not follows_letter:
@@ -113,7 +113,7 @@ def inert_text(text: str) -> bool:
 
 # An '&' that does not start a reference already found inert where no letter or '#' follows
 # it (``inert_text`` skips those in C); the references end in ';', so where the text has one,
-# ``_REFERENCE`` matches exactly it. Bounded, like ``_INERT``.
+# ``REFERENCE`` matches exactly it. Bounded, like ``_INERT``.
 _KNOWN_REFS: list[str] = []
 _ODD_AMPERSAND: list[re.Pattern[str]] = [re.compile("&")]
 

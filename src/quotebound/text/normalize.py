@@ -95,7 +95,7 @@ OPTIONAL_MARKS = frozenset(
 # What plain text (lower-cased and translated 1:1, in C) cannot handle alone: whitespace runs,
 # character references, and non-ASCII characters. Most non-ASCII characters turn out to be
 # "regular" (they fold to exactly one character, context-free) and stay in the bulk text.
-_REFERENCE = re.compile(r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]{0,31};?)")
+REFERENCE = re.compile(r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]{0,31};?)")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _ASCII_CONTROL_SPACES = "\n\t\r\x0b\x0c\x1c\x1d\x1e\x1f"
 _SPACES = re.compile(" {2,}")
@@ -127,10 +127,10 @@ def fold(text: str) -> str:
 # is one character, in lower case, equal to the fold of its lower case, it combines with
 # nothing and is not removed), else "". A memo of a pure function, bounded so hostile text
 # cannot grow it forever.
-_REGULAR: dict[str, str] = {}
+REGULAR: dict[str, str] = {}
 
 
-def _learn(ch: str) -> str:
+def learn_char(ch: str) -> str:
     lower = ch.lower()
     folded = fold(ch)
     ok = (
@@ -143,8 +143,8 @@ def _learn(ch: str) -> str:
         and not _is_non_starter(ch)
     )
     result = folded if ok else ""
-    if len(_REGULAR) < 65536:
-        _REGULAR[ch] = result
+    if len(REGULAR) < 65536:
+        REGULAR[ch] = result
     return result
 
 
@@ -178,17 +178,17 @@ def normalize(text: str) -> str:
 def normalize_regular(text: str) -> str | None:
     """``normalize(text)`` when every character of it, references decoded, is regular (no marks
     to compose, nothing to remove), computed in C; None otherwise."""
-    if "&" in text and _REFERENCE.search(text) is not None:
+    if "&" in text and REFERENCE.search(text) is not None:
         decoded = html.unescape(text)
         while decoded != text:  # until none is left, as the builder does unit by unit
             text, decoded = decoded, html.unescape(decoded)
     if not text.isascii():
-        # each character swapped for its fold first (a fold is lower case: see ``_learn``),
+        # each character swapped for its fold first (a fold is lower case: see ``learn_char``),
         # which often leaves ASCII text: lower() and split() on it are far faster
         for ch in set(_NON_ASCII.findall(text)):
-            folded = _REGULAR.get(ch)
+            folded = REGULAR.get(ch)
             if folded is None:
-                folded = _learn(ch)
+                folded = learn_char(ch)
             if not folded:
                 return None
             if folded != ch:
@@ -311,9 +311,9 @@ class _Builder:
                 unit = _entity(text, start, end)
             else:
                 ch = text[start]
-                folded = _REGULAR.get(ch)
+                folded = REGULAR.get(ch)
                 if folded is None:
-                    folded = _learn(ch)
+                    folded = learn_char(ch)
                 if folded:
                     if folded != ch:
                         swaps[ch.lower()] = folded
@@ -371,7 +371,7 @@ def _irregular_candidates(text: str) -> list[tuple[int, int, int]]:
     non_ascii = [] if text.isascii() else [m.start() for m in _NON_ASCII.finditer(text)]
     found = [(s, e, 0) for s, e in _whitespace_runs(text, non_ascii)]
     if "&" in text:
-        found += [(m.start(), m.end(), 1) for m in _REFERENCE.finditer(text)]
+        found += [(m.start(), m.end(), 1) for m in REFERENCE.finditer(text)]
     found += [(p, p + 1, 2) for p in non_ascii]
     found.sort()
     return found
@@ -448,7 +448,7 @@ def _cluster(text: str, start: int, done: int) -> tuple[int, int, str]:
 
 
 # A reference's own unit (length, fold, whether its value ends in '&' so that a reference
-# right after it continues it): a memo of a pure function, bounded like ``_REGULAR``.
+# right after it continues it): a memo of a pure function, bounded like ``REGULAR``.
 # Length 0: not a reference after all.
 _REF_UNITS: dict[str, tuple[int, str, bool]] = {}
 
@@ -466,7 +466,7 @@ def _entity(text: str, start: int, end: int) -> tuple[int, int, str] | None:
         if not length:
             return None
         stop = start + length
-        if not chains or not _may_continue(text, stop):
+        if not chains or not may_continue(text, stop):
             return start, stop, folded
     value, stop = _decode_once(text, start, end)
     if stop == start:
@@ -476,7 +476,7 @@ def _entity(text: str, start: int, end: int) -> tuple[int, int, str] | None:
     if known is None and len(_REF_UNITS) < 4096:
         _REF_UNITS[ref] = (stop - start, fold(value), value.endswith("&"))
     while value.endswith("&"):
-        follow = _REFERENCE.match("&" + text[stop : stop + 40])
+        follow = REFERENCE.match("&" + text[stop : stop + 40])
         if follow is None:
             break
         more, more_stop = _decode_once("&" + text[stop : stop + 40], 0, follow.end())
@@ -486,7 +486,7 @@ def _entity(text: str, start: int, end: int) -> tuple[int, int, str] | None:
     return start, stop, fold(value)
 
 
-def _may_continue(text: str, stop: int) -> bool:
+def may_continue(text: str, stop: int) -> bool:
     """Whether a reference could start right after a decoded '&' at ``stop`` (a chain)."""
     after = text[stop : stop + 1]
     return after == "#" or (after.isascii() and after.isalpha())
