@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import nullcontext, suppress
 from typing import Any
 
 from fastapi.responses import StreamingResponse
 
 from ..defaults import make_fallback
+from ..packing import DEFAULT_BUDGET_CHARS
 from ..pipeline import Answer, AskOptions, Progress, ask
 from ..providers import ExtractiveProvider, Provider
 from ..store import ApiKey
@@ -38,13 +39,35 @@ _Put = Callable[[_Event], None]
 def run_ask(
     state: ServerState, body: AskIn, key: ApiKey, progress: Progress | None = None
 ) -> Answer:
-    """One answer, in the ask pool (never in the request threadpool)."""
-    options = AskOptions(
-        corpora=body.corpus,
+    """One answer from the store's documents the key may read, in the ask pool (never in the
+    request threadpool)."""
+    options = served_options(
+        state, key, corpora=body.corpus, format=body.format, limit=body.limit, budget=body.budget
+    )
+    provider = state.model.get()
+    guard = nullcontext() if provider.thread_safe else state.model.call_lock
+    with guard, state.stores.checkout() as db:
+        return ask(body.question, db, provider, options, progress)
+
+
+def served_options(
+    state: ServerState,
+    key: ApiKey,
+    *,
+    corpora: Sequence[str] | None = None,
+    format: str = "json",
+    limit: int = 20,
+    budget: int = DEFAULT_BUDGET_CHARS,
+) -> AskOptions:
+    """The options every answer of this service runs under (the service's support tier,
+    answer check, fallback, reranker, work budget), read as the key (its groups, traced as
+    its owner), with what the request chose."""
+    return AskOptions(
+        corpora=corpora,
         groups=key.groups,
-        format=body.format,
-        limit=body.limit,
-        budget_chars=body.budget,
+        format=format,
+        limit=limit,
+        budget_chars=budget,
         owner=key.id,
         work=state.config.budget,
         entailment=state.tier.get() if state.tier is not None else None,
@@ -53,10 +76,6 @@ def run_ask(
         rerank=state.reranker.get() if state.reranker is not None else None,
         named_first=state.config.named_first,
     )
-    provider = state.model.get()
-    guard = nullcontext() if provider.thread_safe else state.model.call_lock
-    with guard, state.stores.checkout() as db:
-        return ask(body.question, db, provider, options, progress)
 
 
 def _fallback(state: ServerState) -> Provider | None:
