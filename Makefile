@@ -23,8 +23,8 @@ demo: $(STAMP)
 test: $(STAMP)
 	@$(ENSURE_POSTGRES)
 	@$(ENSURE_CHROMIUM)
-	$(BIN)/ruff check src tests benchmarks examples
-	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks examples kits
+	$(BIN)/ruff format --check src tests benchmarks examples kits
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest
@@ -33,19 +33,20 @@ test: $(STAMP)
 # ones on every run). A failure prints the seed and a @reproduce_failure blob.
 fuzz: $(STAMP)
 	QB_HYPOTHESIS=fuzz QB_FUZZ_SCALE=$${QB_FUZZ_SCALE:-20} $(BIN)/python -m pytest -q -p no:cacheprovider \
-		tests/test_properties.py tests/test_fastpaths.py tests/test_ingest.py tests/test_server.py
+		tests/verify/test_properties.py tests/text/test_fastpaths.py tests/ingest/test_ingest.py \
+		tests/server/test_server.py
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks examples
-	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks examples kits
+	$(BIN)/ruff format --check src tests benchmarks examples kits
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/verify_speed.py
+	$(BIN)/python -m benchmarks.speed.verify_speed
 
 # The screenshots in docs/img/, made by the browser tests in real headless Chromium.
 screenshots: $(STAMP)
 	@$(ENSURE_CHROMIUM)
-	QB_SCREENSHOTS=docs/img $(BIN)/python -m pytest tests/test_web.py -q
+	QB_SCREENSHOTS=docs/img $(BIN)/python -m pytest tests/server/test_web.py -q
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis .import_linter_cache

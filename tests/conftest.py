@@ -10,12 +10,11 @@ import re
 import sys
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-from pgcluster import Cluster, start_cluster
+from kits.pgcluster import Cluster, start_cluster
 from quotebound.store import Store, open_store
 
 # `make test` (and so CI) explores the same examples on every run, so a red run is the code's
@@ -81,7 +80,7 @@ def store(store_url: str) -> Iterator[Store]:
 # the extras' modules are blocked for the run (None in sys.modules, so importing one raises
 # ImportError and find_spec finds nothing), so a test that needs an extra but is missing from
 # NEEDS fails. It is a check of NEEDS, for a person to run, e.g.
-#     QB_SIMULATE_LIGHT=1 .venv/bin/python -m pytest -q tests/test_entailment.py
+#     QB_SIMULATE_LIGHT=1 .venv/bin/python -m pytest -q tests/entailment/test_entailment.py
 # (QB_SIMULATE_LIGHT=local or =entail blocks that one extra only.)
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "local": (
@@ -104,50 +103,51 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
 
 _ENTAIL_TESTS = (
     # the heuristic backend for real (all-MiniLM-L6-v2 through sentence-transformers)
-    "tests/test_entailment.py::test_each_rule_fires_on_its_pair_and_not_on_the_near_pair",
-    "tests/test_entailment.py::test_paraphrase_supported_and_off_topic_unrelated",
-    "tests/test_entailment.py::test_judge_many_batches_in_order",
-    "tests/test_entailment.py::test_heuristic_never_passes_a_claim_its_encoder_would_cut",
-    "tests/test_entailment_tier.py::test_the_heuristic_backend_for_real_on_the_seed_cases",
-    "tests/test_entailment_tier.py::test_ask_runs_the_tier_repairs_its_failures_and_traces_the_judgements",
-    "tests/test_entailment_tier.py::test_verify_cli_with_and_without_the_tier",
-    "tests/test_entailment_tier.py::test_check_support_exit_codes",  # its default: heuristic
-    "tests/test_docs.py::test_documented_example_produces_its_code[contradicted]",
-    "tests/test_docs.py::test_documented_example_produces_its_code[not_entailed]",
-    "tests/test_docs.py::test_docs_python_examples_run[verify.md]",
+    "tests/entailment/test_entailment.py::test_each_rule_fires_on_its_pair_and_not_on_the_near_pair",
+    "tests/entailment/test_entailment.py::test_paraphrase_supported_and_off_topic_unrelated",
+    "tests/entailment/test_entailment.py::test_judge_many_batches_in_order",
+    "tests/entailment/test_entailment.py::test_heuristic_never_passes_a_claim_its_encoder_would_cut",
+    "tests/entailment/test_entailment_tier.py::test_the_heuristic_backend_for_real_on_the_seed_cases",
+    "tests/entailment/test_entailment_tier.py::test_ask_runs_the_tier_repairs_its_failures_and_traces_the_judgements",
+    "tests/entailment/test_entailment_tier.py::test_verify_cli_with_and_without_the_tier",
+    # its default: heuristic
+    "tests/entailment/test_entailment_tier.py::test_check_support_exit_codes",
+    "tests/docs/test_docs.py::test_documented_example_produces_its_code[contradicted]",
+    "tests/docs/test_docs.py::test_documented_example_produces_its_code[not_entailed]",
+    "tests/docs/test_docs.py::test_docs_python_examples_run[verify.md]",
     # the nli backend: a tiny BERT made with torch and transformers, or their loading errors
-    "tests/test_entailment.py::test_an_mnli_model_maps_its_labels",
-    "tests/test_entailment.py::test_binary_models_map_the_positive_class",
-    "tests/test_entailment.py::test_unmapped_labels_are_refused_at_load_unless_mapped",
-    "tests/test_entailment.py::test_nli_setup_errors",
-    "tests/test_entailment.py::test_nli_never_passes_a_claim_it_could_not_read_whole",
-    "tests/test_entailment.py::test_nli_ties_and_broken_outputs_never_pass",
+    "tests/entailment/test_entailment.py::test_an_mnli_model_maps_its_labels",
+    "tests/entailment/test_entailment.py::test_binary_models_map_the_positive_class",
+    "tests/entailment/test_entailment.py::test_unmapped_labels_are_refused_at_load_unless_mapped",
+    "tests/entailment/test_entailment.py::test_nli_setup_errors",
+    "tests/entailment/test_entailment.py::test_nli_never_passes_a_claim_it_could_not_read_whole",
+    "tests/entailment/test_entailment.py::test_nli_ties_and_broken_outputs_never_pass",
     # the fast checker and the cascade (all-MiniLM-L6-v2), and ask's default tier
-    "tests/test_fast_checker.py",
-    "tests/test_rerank.py",  # hybrid ranking (all-MiniLM-L6-v2)
-    "tests/test_ask_cli.py::test_ask_runs_the_fast_tier_by_default_and_off_skips_it",
-    "tests/test_server.py::test_the_service_runs_its_entailment_tier_and_traces_each_judgement",
-    "tests/test_server.py::test_the_service_reranks_beside_its_tier_and_traces_it",
+    "tests/entailment/test_fast_checker.py",
+    "tests/answering/test_rerank.py",  # hybrid ranking (all-MiniLM-L6-v2)
+    "tests/cli/test_ask_cli.py::test_ask_runs_the_fast_tier_by_default_and_off_skips_it",
+    "tests/server/test_server.py::test_the_service_runs_its_entailment_tier_and_traces_each_judgement",
+    "tests/server/test_server.py::test_the_service_reranks_beside_its_tier_and_traces_it",
     # eval --report: the plots (matplotlib)
-    "tests/test_evaluation.py::test_eval_report_is_written_and_escaped",
-    "tests/test_evaluation.py::test_eval_own_format_without_backend",
-    "tests/test_evaluation.py::test_a_gate_without_a_value_still_writes_report_and_json",
+    "tests/evaluation/test_evaluation.py::test_eval_report_is_written_and_escaped",
+    "tests/evaluation/test_evaluation.py::test_eval_own_format_without_backend",
+    "tests/evaluation/test_evaluation.py::test_a_gate_without_a_value_still_writes_report_and_json",
 )
 _LOCAL_TESTS = (
     # the embedded GGUF model for real
-    "tests/test_local.py::test_real_local_model_answers_under_the_contract",
-    "tests/test_entailment.py::test_real_local_model_judges_obvious_pairs",
-    "tests/test_ask_cli.py::test_the_judge_beside_the_extractive_provider_is_the_packaged_judge_model",
+    "tests/providers/test_local.py::test_real_local_model_answers_under_the_contract",
+    "tests/entailment/test_entailment.py::test_real_local_model_judges_obvious_pairs",
+    "tests/cli/test_ask_cli.py::test_the_judge_beside_the_extractive_provider_is_the_packaged_judge_model",
     # the README's ask, as shown: the embedded model
-    "tests/test_readme.py::test_every_readme_command_runs_as_shown",
+    "tests/docs/test_readme.py::test_every_readme_command_runs_as_shown",
 )
 NEEDS: dict[str, str] = {
     **dict.fromkeys(_ENTAIL_TESTS, "entail"),
     **dict.fromkeys(_LOCAL_TESTS, "local"),
     # docs/integrations.md runs an example per framework
-    "tests/test_docs.py::test_docs_python_examples_run[integrations.md]": "integrations",
+    "tests/docs/test_docs.py::test_docs_python_examples_run[integrations.md]": "integrations",
     # docs/answering.md runs the defaults (MiniLM: the support tier, the answer check)
-    "tests/test_docs.py::test_docs_python_examples_run[answering.md]": "entail",
+    "tests/docs/test_docs.py::test_docs_python_examples_run[answering.md]": "entail",
 }
 # Not listed: a test that skips itself part-way (pytest.importorskip of an extra's module, as
 # test_entailment.py::test_make_backend does after its checks that need no extra) keeps running
@@ -219,18 +219,3 @@ def pytest_runtest_makereport() -> Generator[None, pytest.TestReport, pytest.Tes
             if module in modules:
                 report.longrepr = (path, lineno, f"Skipped: {extra_hint(extra)}")
     return report
-
-
-@pytest.fixture(scope="session")
-def benchmark_module() -> Any:
-    """Import a script of ``benchmarks/`` by name (they import each other by bare name)."""
-    folder = str(Path(__file__).resolve().parents[1] / "benchmarks")
-
-    def load(name: str) -> Any:
-        sys.path.insert(0, folder)
-        try:
-            return importlib.import_module(name)
-        finally:
-            sys.path.remove(folder)
-
-    return load

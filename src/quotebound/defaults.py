@@ -20,8 +20,8 @@ adds to it by default is made here, for the CLI, the server, the benchmarks and 
 Invariants:
 - The defaults are the CLI's: the signature of ``defaults`` holds the values of the constants
   ``ask``'s options default to (``DEFAULT_TIER``, ``DEFAULT_ANSWER_CHECK``, ``DEFAULT_RERANK``,
-  ``DEFAULT_FALLBACK``, ``DEFAULT_PROVIDER``), and ``tests/test_defaults.py`` holds the traces of
-  ``quotebound ask`` and of ``ask`` with ``defaults().options()`` to the same settings.
+  ``DEFAULT_FALLBACK``, ``DEFAULT_PROVIDER``), and ``tests/pipeline/test_defaults.py`` holds the
+  traces of ``quotebound ask`` and of ``ask`` with ``defaults().options()`` to the same settings.
 - MiniLM loads once for the tier, the answer check and the reranker; the judge of an answer
   check runs on the answering model where ``ask`` puts it there (no second copy).
 - ``close()`` (or leaving the ``with`` block) closes every part once, and the provider: from the

@@ -1,0 +1,1 @@
+"""The framework integrations (LangChain, LlamaIndex, Haystack), against the real packages."""

@@ -18,16 +18,7 @@ from haystack.dataclasses import ChatMessage
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.testing.factory import component_class
 
-from quotebound.contract import build_request
-from quotebound.errors import InputError
-from quotebound.integrations.haystack import (
-    QuoteboundPromptBuilder,
-    VerifiedAnswerBuilder,
-    working_set,
-)
-from quotebound.store import open_store
-
-from .ragkit import (
+from kits.ragkit import (
     ABSTAINED,
     DECORATED,
     DOCS,
@@ -39,6 +30,14 @@ from .ragkit import (
     QUESTION,
     reply,
 )
+from quotebound.contract import build_request
+from quotebound.errors import InputError
+from quotebound.integrations.haystack import (
+    QuoteboundPromptBuilder,
+    VerifiedAnswerBuilder,
+    working_set,
+)
+from quotebound.store import open_store
 
 DOCUMENTS = [Document(content=t, meta=m, id=f"d{n}") for n, (t, m) in enumerate(DOCS)]
 

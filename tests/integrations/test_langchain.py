@@ -15,17 +15,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from langchain_core.vectorstores import InMemoryVectorStore
 
-from quotebound.contract import build_request
-from quotebound.errors import InputError
-from quotebound.integrations.langchain import (
-    QuoteboundVerifier,
-    ask_with_retriever,
-    contract_prompt,
-    working_set,
-)
-from quotebound.store import open_store
-
-from .ragkit import (
+from kits.ragkit import (
     ABSTAINED,
     DECORATED,
     DOCS,
@@ -36,6 +26,15 @@ from .ragkit import (
     MARKERS_INVENTED,
     QUESTION,
 )
+from quotebound.contract import build_request
+from quotebound.errors import InputError
+from quotebound.integrations.langchain import (
+    QuoteboundVerifier,
+    ask_with_retriever,
+    contract_prompt,
+    working_set,
+)
+from quotebound.store import open_store
 
 DOCUMENTS = [Document(page_content=t, metadata=m, id=f"d{n}") for n, (t, m) in enumerate(DOCS)]
 
@@ -156,7 +155,7 @@ def test_bad_input_is_a_clear_error() -> None:
 
 
 def test_a_langchain_retriever_and_chat_model_feed_ask_with_its_repair(tmp_path: Path) -> None:
-    from .ragkit import LEAVE, reply
+    from kits.ragkit import LEAVE, reply
 
     vectors = InMemoryVectorStore.from_documents(DOCUMENTS, DeterministicFakeEmbedding(size=32))
     retriever = vectors.as_retriever(search_kwargs={"k": 3})

@@ -20,16 +20,7 @@ from llama_index.core.llms.callbacks import llm_completion_callback
 from llama_index.core.query_engine import CitationQueryEngine
 from llama_index.core.schema import NodeWithScore, TextNode
 
-from quotebound.errors import InputError
-from quotebound.integrations.llamaindex import (
-    VerifiedQueryEngine,
-    ask_with_retriever,
-    verify_response,
-    working_set,
-)
-from quotebound.store import open_store
-
-from .ragkit import (
+from kits.ragkit import (
     ABSTAINED,
     DECORATED,
     DOCS,
@@ -44,6 +35,14 @@ from .ragkit import (
     QUESTION,
     reply,
 )
+from quotebound.errors import InputError
+from quotebound.integrations.llamaindex import (
+    VerifiedQueryEngine,
+    ask_with_retriever,
+    verify_response,
+    working_set,
+)
+from quotebound.store import open_store
 
 
 class Scripted(CustomLLM):

@@ -7,9 +7,8 @@ import json
 
 import pytest
 
+from kits.verifykit import check, cit, claim
 from quotebound import Policy
-
-from .verifykit import check, cit, claim
 
 
 @pytest.mark.parametrize(

@@ -6,9 +6,8 @@ import json
 
 import pytest
 
+from kits.verifykit import WS, check
 from quotebound import InputError, Source, verify
-
-from .verifykit import WS, check
 
 
 def test_caller_errors_raise_input_error() -> None:

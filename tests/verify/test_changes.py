@@ -8,11 +8,10 @@ import json
 
 import pytest
 
+from kits.verifykit import check, one, only_citation
 from quotebound import Source, WorkingSet
 from quotebound.text.changes import changed_word
 from quotebound.text.normalize import normalize
-
-from .verifykit import check, one, only_citation
 
 # issue 53's one-word contradictions, each with its quote
 CHANGED = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .verifykit import check, reasons
+from kits.verifykit import check, reasons
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .verifykit import S2, check, only_citation, reasons
+from kits.verifykit import S2, check, only_citation, reasons
 
 EVIDENCE = (
     "<evidence>\n"

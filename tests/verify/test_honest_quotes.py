@@ -7,14 +7,13 @@ import json
 
 import pytest
 
+from kits.verifykit import answer, cit, claim, one, only_citation
+from kits.verifykit import check as _check
 from quotebound import Policy, Source, Verdict, WorkingSet
 from quotebound.cards import build_cards
 from quotebound.entailment.tier import evidence_text
 from quotebound.ingest import clean_text
 from quotebound.text.quoteparts import MAX_PARTS, split_quote
-
-from .verifykit import answer, cit, claim, one, only_citation
-from .verifykit import check as _check
 
 PROTEIN = (
     "Protein X (PROT-7) is found in most cells. Protein X functions as a kinase, and it plays "

@@ -7,9 +7,8 @@ import json
 
 import pytest
 
+from kits.verifykit import S1, S2, WS, answer, check, cit, claim, one, only_citation, reasons
 from quotebound import Source, WorkingSet, verify
-
-from .verifykit import S1, S2, WS, answer, check, cit, claim, one, only_citation, reasons
 
 # -- hostile sources ---------------------------------------------------------------------------
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from kits.verifykit import S2, WS, check, one, only_citation
 from quotebound import Source, WorkingSet
-
-from .verifykit import S2, WS, check, one, only_citation
 
 IDS = WorkingSet(
     [

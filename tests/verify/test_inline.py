@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from kits.verifykit import check, only_citation, reasons
 from quotebound import Policy
-
-from .verifykit import check, only_citation, reasons
 
 # -- markers and sentences ---------------------------------------------------------------------
 

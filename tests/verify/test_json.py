@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from .verifykit import S2, answer, check, cit, claim, one, only_citation
+from kits.verifykit import S2, answer, check, cit, claim, one, only_citation
 
 GOOD = one("Germany pays 14 weeks", "S2", "to full salary for the first 14 weeks")
 

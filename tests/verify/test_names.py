@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from kits.verifykit import answer, check, cit, claim, one, only_citation
 from quotebound import Policy, Source, WorkingSet
 from quotebound.text.names import ClaimName, NameIndex, claim_names, name_swapped
-
-from .verifykit import answer, check, cit, claim, one, only_citation
 
 PASSAGES = WorkingSet(
     [

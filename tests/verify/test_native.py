@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
+from kits.verifykit import check
 from quotebound import Source, Verdict, WorkingSet
 from quotebound.native import detect, load
-
-from .verifykit import check
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "native"
 S1 = "Employees are entitled to 16 weeks of paid parental leave unless local law provides more."

@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 
+from kits.verifykit import S1, S4, check, one, only_citation
 from quotebound import Policy, PolicyError, Source, WorkingSet
-
-from .verifykit import S1, S4, check, one, only_citation
 
 # -- constructing a policy ---------------------------------------------------------------------
 

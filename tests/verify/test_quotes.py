@@ -7,9 +7,8 @@ import json
 
 import pytest
 
+from kits.verifykit import S1, S2, WS, check, one, only_citation
 from quotebound import NormalizedText, Policy, Source, WorkingSet, normalize, verify
-
-from .verifykit import S1, S2, WS, check, one, only_citation
 
 # -- where a quote is found --------------------------------------------------------------------
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from kits.verifykit import WS, answer, assert_spans, check, cit, claim
 from quotebound import Policy, Source, Verdict, WorkingSet
 from quotebound.coverage import nearest_sentences
 from quotebound.reanchor import reanchor
-
-from .verifykit import WS, answer, assert_spans, check, cit, claim
 
 GERMANY = "In Germany, pay is topped up to full salary for the first 14 weeks."
 LEAVE = "Employees are entitled to 16 weeks of paid parental leave"

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from kits.verifykit import WS, answer, check, cit, claim, reasons
 from quotebound import Policy, Source, WorkingSet
 from quotebound.cards import build_cards
-
-from .verifykit import WS, answer, check, cit, claim, reasons
 
 LEAVE = "entitled to 16 weeks of paid parental leave"
 CONTRACTORS = "Contractors are not eligible for company-paid parental leave"

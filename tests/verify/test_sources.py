@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 
+from kits.verifykit import check, reasons
 from quotebound import Source, SourceError, WorkingSet
-
-from .verifykit import check, reasons
 
 
 @pytest.mark.parametrize(

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from kits.verifykit import answer, check, cit, claim, one, only_citation, reasons
 from quotebound import Source, WorkingSet
-
-from .verifykit import answer, check, cit, claim, one, only_citation, reasons
 
 NUMS = WorkingSet(
     [

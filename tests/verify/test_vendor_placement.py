@@ -11,10 +11,9 @@ from typing import Any
 
 import pytest
 
+from kits.verifykit import check
 from quotebound import Policy, Source, Verdict, WorkingSet
 from quotebound.native import same_page
-
-from .verifykit import check
 
 CHIPS = (
     "Huawei raised the yield rate of its Ascend 910C processors from 20% to nearly 40%, which "

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from kits.verifykit import check
 from quotebound import Policy, Source, WorkingSet
-
-from .verifykit import check
 
 OHIO = (
     "The Ohio State Buckeyes football team is a college football team that represents the Ohio "

@@ -21,10 +21,11 @@ with the project's one content-word definition:
 - ``new_words``: how many content words the evidence adds to the question's, log-scaled;
 - ``evidence_words``: the evidence's length, log-scaled.
 
-The weights are data (``answer_checker.json``), fitted by ``benchmarks/answer_check.py
-train-fast`` on CLAPNQ dev rows that the answer-quality benchmark never asks (a test refits
-them and compares). ``supported`` means the evidence answers the question; a pair it cannot
-read whole fails closed (the answer check then refuses, as the judge's does).
+The weights are data (``answer_checker.json``), fitted by ``REFIT``
+(``benchmarks/training/answer_check.py train-fast``) on CLAPNQ dev rows that the
+answer-quality benchmark never asks (a test refits them and compares). ``supported`` means
+the evidence answers the question; a pair it cannot read whole fails closed (the answer check
+then refuses, as the judge's does).
 """
 
 from __future__ import annotations
@@ -69,10 +70,12 @@ ANSWER_FEATURES: tuple[str, ...] = (
 # ``on``: the judge (older name); ``both``: the mean of the fast check's and the judge's;
 # ``auto``: ``both`` when the answering model is the judge's own (no second model), else ``fast``
 SIMILARITY_SENTENCES = 4  # evidence sentences embedded per check, those nearest the question
-REFIT = "benchmarks/answer_check.py train-fast"
+# How the shipped weights are fitted and written, run from the repository root.
+REFIT = ".venv/bin/python -m benchmarks.training.answer_check train-fast"
 # ``both``: the least mean of the fast check's probability and the judge's P(yes) that is an
 # answer, fitted on the 1.5B's answers to 50 + 50 CLAPNQ dev questions outside the reported
-# sample (``benchmarks/answer_replay.py --answer-check both --both-threshold``; docs/answering.md)
+# sample (``python -m benchmarks.quality.answer_replay --answer-check both --both-threshold``;
+# docs/answering.md)
 BOTH_THRESHOLD = 0.55
 EXTRACT_CLAIMS = 2  # the most sentences the ranked fallback serves (docs/answering.md)
 # ``ask --fallback`` and ``serve --fallback``: ``extractive`` (the default) ranks the sources'

@@ -12,7 +12,7 @@ the packing budget takes the hits both readings rank high.
 
 ``k`` was chosen on two retrieval sets outside every reported figure (PolicyQA dev, each
 policy its own corpus, 476 questions; CLAPNQ dev answerable questions outside the answer
-sample against all 600 of its passages pooled, 200 questions): ``benchmarks/contoso.py`` and
+sample against all 600 of its passages pooled, 200 questions): ``benchmarks/quality/contoso.py`` and
 docs/corpus.md report what it does. Chunk vectors are kept by content (hash and section) in a
 bounded cache, so a server embeds a chunk once.
 """

@@ -6,8 +6,8 @@ checker's judgement stands; so does its ``contradicted`` (a contradiction rule's
 wherever ``p`` is. Inside the band the pair goes to the judge (``judge.JudgeBackend``) and the
 judge's judgement stands, its detail prefixed with the fast checker's ``p``. The band
 is read from the package's ``calibration.json`` (``cascade``), chosen on AttributionBench dev
-by ``benchmarks/cascade_curve.py`` from the accuracy/speed curve; a wider band sends more pairs
-to the judge (slower, and on dev more accurate).
+by ``benchmarks/training/cascade_curve.py`` from the accuracy/speed curve; a wider band sends
+more pairs to the judge (slower, and on dev more accurate).
 
 Fail closed on both levels: a pair the fast checker cannot read goes to the judge; a judge
 failure is the judgement (``error`` set, not supported).

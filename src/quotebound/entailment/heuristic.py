@@ -29,7 +29,7 @@ carry, and says which rule fired in ``detail``. In order:
 
 Thresholds were chosen on AttributionBench dev (``dev_all_subset_balanced.jsonl``, 1198 rows,
 claim vs the joined references), never on the test file; reproduce with
-``benchmarks/entailment_quality.py --split dev --sweep``:
+``python -m benchmarks.quality.entailment_quality --split dev --sweep``:
 
 - ``SIMILARITY = 0.70``: the best dev balanced accuracy of the similarity signal alone over
   0.30..0.80 in steps of 0.01 (0.686; 0.65: 0.670, 0.75: 0.664, 0.55: 0.607).
@@ -37,7 +37,7 @@ claim vs the joined references), never on the test file; reproduce with
   balanced accuracy is 0.687. 0.4 scored 0.690 (27 rows, 16 not attributable): three rows, within
   noise, so the more conservative value was kept. AttributionBench has few outright
   contradictions; the rules are for the blatant cases a verbatim quote can still carry (see
-  tests/test_entailment.py), not for its topical paraphrases.
+  tests/entailment/test_entailment.py), not for its topical paraphrases.
 """
 
 from __future__ import annotations

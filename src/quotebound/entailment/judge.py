@@ -13,14 +13,14 @@ Two ways to read the model, chosen by the provider's capabilities:
   ``p = P(yes) / (P(yes) + P(no))`` (the spellings ``Yes``/``yes``/`` Yes`` pooled). The pair is
   ``supported`` when ``p >= threshold``, else ``unrelated``. The threshold is read from the
   package's ``calibration.json`` for the model (fitted on AttributionBench **dev** by
-  ``benchmarks/judge_quality.py fit``, never on a test file); a model without an entry gets
-  0.5 and the judgement says so. When yes and no together hold under half the first token's
-  probability (the model began some other answer) the judgement fails closed; a "no" missing
-  from the listed alternatives counts as the smallest listed probability. A server that
-  returns no log-probabilities at all (some OpenAI-compatible ones) has its one answer word
+  ``python -m benchmarks.training.judge_quality fit``, never on a test file); a model without
+  an entry gets 0.5 and the judgement says so. When yes and no together hold under half the
+  first token's probability (the model began some other answer) the judgement fails closed; a
+  "no" missing from the listed alternatives counts as the smallest listed probability. A server
+  that returns no log-probabilities at all (some OpenAI-compatible ones) has its one answer word
   read instead: ``Yes`` is p = 1, ``No`` p = 0, anything else fails closed. The fixed
-  instructions come first and are the same for every pair, so a provider that can reuse a
-  prompt prefix (``Request.reuse_prefix``; llama.cpp's KV cache) pays only for the pair.
+  instructions come first and are the same for every pair, so a provider that can reuse a prompt
+  prefix (``Request.reuse_prefix``; llama.cpp's KV cache) pays only for the pair.
 - **labelled** (any other provider): output constrained to the three labels. A provider that
   can constrain decoding (``capabilities.json_schema``) gets a schema whose only property is an
   enum of the labels; any other is asked for exactly one word. Parsing is strict: a JSON object

@@ -25,10 +25,10 @@ content-word definition (``text.words.content_words``: light stems, function wor
 
 The model is ``p = sigmoid(b + sum_i w_i * (x_i - mean_i) / scale_i)``, its weights shipped as
 data (``fast_checker.json``), fitted on AttributionBench **dev** only by
-``benchmarks/train_fast_checker.py`` (a test refits it and compares). A pair is ``supported``
-when ``p >= threshold`` and no contradiction rule fired. The judgement's score is ``p`` (or
-``1 - p``), its detail the features that weighed most. A claim too long for the encoder fails
-closed, as the heuristic's does.
+``benchmarks/training/train_fast_checker.py`` (``REFIT``; a test refits it and compares). A
+pair is ``supported`` when ``p >= threshold`` and no contradiction rule fired. The judgement's
+score is ``p`` (or ``1 - p``), its detail the features that weighed most. A claim too long for
+the encoder fails closed, as the heuristic's does.
 """
 
 from __future__ import annotations
@@ -67,6 +67,8 @@ FEATURES: tuple[str, ...] = (
 )
 SIMILARITY_SENTENCES = 2  # evidence sentences embedded per pair, the most overlapping ones
 MAX_SENTENCE_CHARS = 400  # a longer "sentence" is embedded by its first characters only
+# How the shipped weights are fitted and written, run from the repository root.
+REFIT = ".venv/bin/python -m benchmarks.training.train_fast_checker --write"
 _TOKEN = re.compile(r"[^\W_]+")
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'-]*")
 
@@ -144,7 +146,7 @@ class Weights:
             raise EntailmentError(
                 f"the fast checker's weights are for features {list(weights.features)}, "
                 f"this code computes {list(features)}: refit with "
-                f"{refit or 'benchmarks/train_fast_checker.py'}"
+                f"{refit or REFIT}"
             )
         return weights
 

@@ -214,7 +214,8 @@ def run_pipeline(
     examples: Sequence[AnswerExample], provider: Any, tick: Tick = _quiet
 ) -> list[AnswerOutcome]:
     """Answer each example with ``quotebound.pipeline.ask`` over a temporary SQLite store in
-    which each example's passage is its own corpus (as benchmarks/answer_quality.py does)."""
+    which each example's passage is its own corpus (as benchmarks/quality/answer_quality.py
+    does)."""
     from ..corpus import LoadedDocument
     from ..ingest import chunk_document
     from ..pipeline import AskOptions, ask

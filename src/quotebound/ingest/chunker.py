@@ -1,6 +1,6 @@
 """Chunker: a ``LoadedDocument`` -> whole-sentence chunks with exact offsets.
 
-Invariants (property-tested in tests/test_ingest.py):
+Invariants (property-tested in tests/ingest/test_ingest.py):
 - Every chunk is an exact slice, ``doc.text[c.start:c.end] == c.text``, with no leading or
   trailing whitespace.
 - Chunks are in order and do not overlap, and together they cover every non-whitespace

@@ -2,7 +2,7 @@
 the per-working-set cache (``TextCache``) that holds what they derive.
 
 Every function here gives exactly the answer of the general path (``NormalizedText``, a full
-scan of every text), only sooner; ``tests/test_fastpaths.py`` compares each with the general
+scan of every text), only sooner; ``tests/text/test_fastpaths.py`` compares each with the general
 path on generated text. Nothing here decides what is valid: that is the verifier's.
 
 - *Inert* text (``inert_text``): every ASCII letter and digit of its normalised form is the

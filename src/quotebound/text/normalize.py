@@ -42,7 +42,7 @@ NORMALIZATION_VERSION = "qb-norm-2"
 
 # Characters with canonical combining class 0 that can still compose with the character
 # before them under NFC/NFKC (from UnicodeData decompositions, plus Hangul vowels and
-# trailing consonants). A cluster keeps them with their starter. tests/test_normalize.py
+# trailing consonants). A cluster keeps them with their starter. tests/text/test_normalize.py
 # recomputes this set from unicodedata and fails if it drifts.
 _COMPOSING_STARTERS = frozenset(
     {

@@ -1,0 +1,83 @@
+"""Shared by the API and browser tests: a small corpus, in-process calls, a live server."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+import uvicorn
+
+from kits.corpuskit import make_doc
+from quotebound.corpus import Chunk, LoadedDocument
+from quotebound.store import Store
+
+LEAVE = "Employees are entitled to 16 weeks of paid parental leave unless local law provides more."
+GERMANY = (
+    "In Germany, the company tops up statutory parental allowance to full salary for the "
+    "first 14 weeks."
+)
+MERGER = "The merger with Contoso closes on 1 March 2027, subject to regulator approval."
+HOSTILE = (
+    'Release notes: <script>window.__pwned = 1</script> the <img src=x onerror="window.__pwned=2"> '
+    "vendor portal migration finishes in week 12 of the project plan."
+)
+
+
+def doc(name: str, *paras: str, title: str | None = None) -> tuple[LoadedDocument, list[Chunk]]:
+    return make_doc(name, *paras, title=title, updated="2026-11-01")
+
+
+def fill(store: Store) -> None:
+    """Public HR documents, a document only the ``legal`` group reads, a hostile page."""
+    store.ingest(
+        "hr",
+        *doc("leave.txt", LEAVE, GERMANY, title="Leave policy"),
+        url="https://hr.example/leave.txt",
+    )
+    store.ingest("legal", *doc("merger.txt", MERGER, title="Merger memo"), acl=["legal"])
+    store.ingest("web", *doc("release.html", HOSTILE, title="<b>Release</b> notes"))
+
+
+def call(app: Any, method: str, path: str, key: str | None = None, **kw: Any) -> httpx.Response:
+    """One request through httpx's ASGI transport, in process."""
+    headers = dict(kw.pop("headers", {}))
+    if key is not None:
+        headers["Authorization"] = f"Bearer {key}"
+
+    async def go() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            return await client.request(method, path, headers=headers, **kw)
+
+    return asyncio.run(go())
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def live_server(app: Any) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on a free loopback port, in a thread; yields its base URL."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the test server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)

@@ -1,0 +1,1 @@
+"""The answer check and the hybrid (dense) reranking."""

@@ -1,0 +1,1 @@
+"""The benchmarks' own code, imported as a package (benchmarks.quality.*)."""

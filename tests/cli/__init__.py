@@ -1,0 +1,1 @@
+"""The command line: verify, ask, ingest, search, trace, and what reaches a terminal."""

@@ -1,0 +1,1 @@
+"""The citation contract, packing ranked hits into the working set."""

@@ -1,0 +1,1 @@
+"""The evaluation harness: metrics, loaders, the eval command, the trace sampler."""

@@ -1,0 +1,1 @@
+"""The answer pipeline: ask branch by branch, quotebound.defaults, regressions."""

@@ -1,0 +1,2 @@
+"""The model adapters: the HTTP providers (faked at the HTTP layer), the embedded local
+model."""
