@@ -32,10 +32,11 @@ import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 
+from .text.names import claim_names
 from .text.normalize import normalize
 from .text.sentences import sentence_spans
 from .text.tokens import numbers
-from .text.words import STOPWORDS, content_words, stem
+from .text.words import content_words, stem
 
 _QUESTION_WORDS = (
     "how|what|when|where|who|whom|whose|which|why|is|are|was|were|do|does|did|can|could|may|"
@@ -44,13 +45,6 @@ _QUESTION_WORDS = (
 # A new part starts after "?" or ";", or at "and"/"also" followed by a question word.
 _PART_BREAK = re.compile(
     rf"\?\s+|;\s*|,?\s+(?:and|also)\s+(?=(?:{_QUESTION_WORDS})\b)", re.IGNORECASE
-)
-_NAME = re.compile(r"\b[A-Z][\w-]*[a-z][\w-]*\b")
-_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)([A-Z][\w-]*)")
-_CAPITALISED = r"[A-Z][\w-]*[a-z][\w-]*"
-# A name: capitalised words, "of"/"the" (and a few particles) allowed between two of them.
-_NAME_RUN = re.compile(
-    rf"\b{_CAPITALISED}(?:(?:\s+(?:of|the|de|du|del|la|le|van|von))*\s+{_CAPITALISED})*\b"
 )
 
 # Words a note about missing information may use besides the question's own.
@@ -85,23 +79,15 @@ def question_parts(question: str) -> list[str]:
 
 
 def question_names(question: str) -> list[str]:
-    """The names the question asks about, as written: runs of capitalised words
-    (``Germany``, ``Northwind Health Plus``, ``Right of Recovery``). A sentence's first word
-    starts a name only when more capitalised words follow it and it is no function word
-    ("Does Contoso ..." names ``Contoso``, "Northwind Standard covers ..." ``Northwind
-    Standard``, "Employees get ..." nothing)."""
-    starts = {m.start(1) for m in _SENTENCE_START.finditer(question)}
-    names: list[str] = []
-    for run in _NAME_RUN.finditer(question):
-        words = list(_NAME.finditer(run.group(0)))
-        first = words[0]
-        at_start = run.start() + first.start() in starts
-        if at_start and (len(words) == 1 or first.group(0).casefold() in STOPWORDS):
-            if len(words) == 1:
-                continue
-            words = words[1:]
-        names.append(run.group(0)[words[0].start() :].strip())
-    return list(dict.fromkeys(names))
+    """The names the question asks about, as written (``text.names``, the one reader of names:
+    runs of capitalised words, titles and a leading article aside: ``Germany``, ``Northwind
+    Health Plus``, ``Right of Recovery``, ``U.S. Navy``). A sentence's first word alone is no
+    name ("Employees get ..." names nothing); followed by more capitalised words it is
+    ("Northwind Standard covers ..."), unless it is a function word ("Does Contoso ..."
+    names ``Contoso``)."""
+    return [
+        name.text for name in claim_names(question) if not (name.opens and " " not in name.text)
+    ]
 
 
 def unaddressed(question: str, sources: Iterable[str], answered: Iterable[str]) -> tuple[str, ...]:
