@@ -51,7 +51,7 @@ def test_question_parts(question: str, parts: list[str]) -> None:
 
 def test_question_names_skip_the_first_word_of_each_sentence() -> None:
     assert question_names("How many weeks do employees get in Germany?") == ["Germany"]
-    assert question_names("When did the Cubs win? Who was Their manager?") == ["Cubs"]  # (a function word)
+    assert question_names("When did the Cubs win? Who was Their manager?") == ["Cubs"]
     assert question_names("what is the cap?") == []
     assert question_names("Employees get how many weeks?") == []  # a capital, not a name
 
