@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "quotebound needs Python 3.11+"'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,local,entail,integrations]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,local,entail,integrations,mcp]'
 	touch $(STAMP)
 
 demo: $(STAMP)

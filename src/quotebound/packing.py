@@ -102,20 +102,23 @@ def pack(
     kept, left = _select([h.text for h in hits], budget_chars, max_sources, near_duplicate)
     packed = [hits[i] for i in kept]
     dropped = [Dropped(hits[i], reason, twin) for i, reason, twin in left]
-    sources = [
-        Source(
-            id=f"S{n}",
-            text=hit.text,
-            key=chunk_key(hit),
-            title=hit.title or hit.section,
-            url=hit.url,
-            updated=valid_date(hit.updated),
-            kind="document",
-            page=hit.page,
-        )
-        for n, hit in enumerate(packed, 1)
-    ]
+    sources = [source_of(hit, f"S{n}") for n, hit in enumerate(packed, 1)]
     return Pack(WorkingSet(sources), tuple(packed), tuple(dropped))
+
+
+def source_of(hit: Hit, sid: str) -> Source:
+    """A retrieved chunk as it is sent, under the id ``sid``: its text, its chunk key, title
+    (else section), URL, date and first page."""
+    return Source(
+        id=sid,
+        text=hit.text,
+        key=chunk_key(hit),
+        title=hit.title or hit.section,
+        url=hit.url,
+        updated=valid_date(hit.updated),
+        kind="document",
+        page=hit.page,
+    )
 
 
 def pack_sources(

@@ -9,9 +9,9 @@ Exit codes (docs/cli.md):
 
 This module makes the ``cli`` group and registers the commands; each command group lives in
 its own module: ``verify`` (verify, check-support), ``corpus`` (ingest, search), ``ask`` (ask,
-trace, open), ``admin`` (check, backup, serve, keys), and ``evaluation.command`` (eval,
-sample). ``options`` holds what they share: options, output, exit codes and ``main``'s
-mapping of errors to them.
+trace, open), ``admin`` (check, backup, serve, keys), ``mcp`` (mcp), and
+``evaluation.command`` (eval, sample). ``options`` holds what they share: options, output,
+exit codes and ``main``'s mapping of errors to them.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from ..evaluation.command import eval_cmd, sample_cmd
 from .admin import backup_cmd, check_cmd, keys_group, serve_cmd
 from .ask import ask_cmd, open_cmd, trace_cmd
 from .corpus import ingest_cmd, search_cmd
+from .mcp import mcp_cmd
 from .options import run_group, skip_unchosen
 from .verify import check_support_cmd, verify_cmd
 
@@ -52,6 +53,7 @@ for command in (
     check_cmd,
     backup_cmd,
     serve_cmd,
+    mcp_cmd,
     keys_group,
 ):
     cli.add_command(command)

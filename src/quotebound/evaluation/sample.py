@@ -26,6 +26,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..store import Store, TraceRecord
+from ..store.base import SEARCH_ONLY
 from ..traceview import served_output, served_verdict
 from .run import provider_error_of
 
@@ -98,8 +99,10 @@ def sample_traces(
 
 
 def recent_traces(store: Store, owner: str | None, limit: int) -> list[TraceRecord]:
-    """The ``limit`` newest traces of ``owner`` (None: traces written without an owner)."""
-    return store.get_traces([s.id for s in store.list_traces(owner, limit=limit)])
+    """The ``limit`` newest answers' traces of ``owner`` (None: traces written without an
+    owner); a trace of a search alone is no answer and is left out."""
+    traces = store.get_traces([s.id for s in store.list_traces(owner, limit=limit)])
+    return [t for t in traces if t.status != SEARCH_ONLY]
 
 
 def review_line(trace: TraceRecord, key: tuple[str, str]) -> dict[str, Any]:

@@ -191,6 +191,11 @@ class TraceRecord:
         return next((s for s in self.sources if s.id == sid), None)
 
 
+# The status of a trace that records only what a search sent (``quotebound mcp``'s search):
+# no answer to judge (evaluation leaves it out).
+SEARCH_ONLY = "searched"
+
+
 @dataclass(frozen=True, slots=True)
 class ApiKey:
     """A caller of the HTTP service: who they are (``id``, the owner of their traces) and

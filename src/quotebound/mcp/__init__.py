@@ -1,0 +1,74 @@
+"""quotebound over the Model Context Protocol: verified citations inside the assistants people
+already use (Claude Desktop, Claude Code, Cursor, VS Code, ...). ``quotebound mcp`` runs it;
+docs/mcp.md says what it gives an assistant and how each client is configured.
+
+``conversation`` holds what a conversation was given and checks against it (no MCP type);
+``server`` maps it onto the official SDK's ``MCPServer`` (tools, resources, a prompt). The SDK
+is the ``quotebound[mcp]`` extra: importing this package loads none of it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..store import ApiKey, Store
+    from .conversation import Asker, Conversation
+
+
+def run_stdio(conversation: Conversation) -> None:
+    """Serve one conversation over stdin and stdout until the client closes them."""
+    from .server import build, one_conversation
+
+    build(one_conversation(conversation)).run("stdio")
+
+
+def http_app(make: Any, store: Store, lock: Any) -> Any:
+    """The streamable HTTP app (at ``/mcp``): a request without a valid key is 401 before any
+    MCP message is read; each session's conversation is made by ``make(key)``."""
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+    from .server import Sessions, build
+
+    sessions = Sessions(make, store, lock)
+    inner: ASGIApp = build(sessions).streamable_http_app()
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            header = Request(scope).headers.get("authorization", "")
+            if sessions.key_of(header) is None:
+                reply = JSONResponse(
+                    {
+                        "error": "unauthorized",
+                        "message": "send Authorization: Bearer KEY (create a key with: "
+                        "quotebound keys create)",
+                    },
+                    status_code=401,
+                )
+                await reply(scope, receive, send)
+                return
+        await inner(scope, receive, send)
+
+    return app
+
+
+def conversation_for(
+    store: Store,
+    key: ApiKey | None,
+    groups: tuple[str, ...],
+    corpora: Any,
+    asker: Asker | None,
+    lock: Any = None,
+) -> Conversation:
+    """A conversation reading as ``key`` (its groups, traced as its owner), or as the local
+    user's ``groups`` when there is no key (stdio); ``lock``: the store's, when shared."""
+    import threading
+
+    from .conversation import Conversation
+
+    held = lock if lock is not None else threading.Lock()
+    if key is not None:
+        return Conversation(store, key.groups, key.id, corpora, asker=asker, lock=held)
+    return Conversation(store, groups, None, corpora, asker=asker, lock=held)
