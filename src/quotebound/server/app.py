@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from .. import __version__
-from . import pages, routes
+from . import messages, pages, routes
 from .errors import install_error_handlers
 from .middleware import ApiHeaders, BodyLimit
 from .state import ServerConfig, ServerState
@@ -51,4 +51,5 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
     install_error_handlers(app)
     app.include_router(pages.router)
     app.include_router(routes.router)
+    app.include_router(messages.router)
     return app

@@ -1,0 +1,451 @@
+"""Anthropic's Messages API, answered by quotebound: ``POST /v1/messages`` and ``GET
+/v1/models`` in the shape the official SDKs parse, every citation verified.
+
+A request's documents (``document`` blocks: a ``text`` source, or ``content`` of text blocks;
+``search_result`` blocks, at the top level or in a ``tool_result``) become the working set:
+each cut into pieces of whole sentences (a content block or a search result's block: one
+unit each), keyed back to where it stands in its document, ranked against the question when
+there are more than the budget holds. The last user turn's text is the question; the model
+``serve`` runs answers under the contract with ``serve``'s parts (support tier, answer check,
+fallback), verified, repaired once, or abstained. Each kept claim is a text block whose
+``citations`` point at the whole sentences (``char_location``), blocks
+(``content_block_location``) or search-result blocks (``search_result_location``) that hold
+its verified quote, ``cited_text`` exactly the document's text there. An abstention is one
+plain text block. Nothing unverified is returned.
+
+Errors are Anthropic's envelope (``{"type": "error", "error": {"type", "message"}}``).
+Not served yet (an ``invalid_request_error`` naming it): images, base64 PDFs, tools, and
+``"stream": true`` (docs/messages-api.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from ..pipeline import Answer, ask_sources
+from ..sources import Source
+from ..store import ApiKey, TraceRecord
+from ..text.sentences import sentence_spans
+from .answers import served_options
+from .state import ServerState
+
+router = APIRouter()
+
+PIECE_CHARS = 1200  # a piece of a document: whole sentences up to about this many characters
+MAX_DOCUMENTS = 100
+_WORDS = re.compile(r"\w+")
+
+
+class MessagesError(Exception):
+    """A request Anthropic's API would refuse, in its words: ``kind`` and HTTP ``status``."""
+
+    def __init__(self, kind: str, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+
+
+def _invalid(message: str) -> MessagesError:
+    return MessagesError("invalid_request_error", message)
+
+
+def _reply(error: MessagesError) -> JSONResponse:
+    body = {"type": "error", "error": {"type": error.kind, "message": str(error)}}
+    return JSONResponse(body, status_code=error.status)
+
+
+# -- the documents ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One document of the request: ``index`` in its kind's order (documents and search
+    results are numbered apart, as Anthropic numbers them), its text as a citation indexes it,
+    and its units: ``(start, end)`` in that text per content block (none for plain text)."""
+
+    kind: str  # "text" | "content" | "search_result"
+    index: int
+    title: str | None
+    text: str
+    blocks: tuple[tuple[int, int], ...]
+    cited: bool  # citations enabled
+    source: str | None = None  # a search result's source
+
+
+def _string(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise _invalid(f"{where}: expected a string")
+    return value
+
+
+def _text_blocks(value: Any, where: str) -> tuple[str, tuple[tuple[int, int], ...]]:
+    if not isinstance(value, list) or not value:
+        raise _invalid(f"{where}: expected a non-empty list of text blocks")
+    parts: list[str] = []
+    blocks: list[tuple[int, int]] = []
+    at = 0
+    for j, block in enumerate(value):
+        if not isinstance(block, dict) or block.get("type") != "text":
+            kind = block.get("type") if isinstance(block, dict) else type(block).__name__
+            raise _invalid(f"{where}.{j}: a {kind!r} block cannot be served; text blocks only")
+        text = _string(block.get("text"), f"{where}.{j}.text")
+        if parts:
+            parts.append("\n\n")
+            at += 2
+        parts.append(text)
+        blocks.append((at, at + len(text)))
+        at += len(text)
+    return "".join(parts), tuple(blocks)
+
+
+def _cited(block: dict[str, Any]) -> bool:
+    citations = block.get("citations")
+    return isinstance(citations, dict) and citations.get("enabled") is True
+
+
+def read_request(body: Any) -> tuple[str, list[Document]]:
+    """The question (the last user turn's text) and the documents of a Messages request."""
+    if not isinstance(body, dict):
+        raise _invalid("the request body must be a JSON object")
+    for field in ("model", "max_tokens", "messages"):
+        if field not in body:
+            raise _invalid(f"{field}: Field required")
+    if body.get("stream") is True:
+        raise _invalid("stream: streaming is not served yet; send the request without it")
+    if body.get("tools"):
+        raise _invalid("tools: tool use is not served; quotebound answers from documents")
+    messages = body["messages"]
+    if not isinstance(messages, list) or not messages:
+        raise _invalid("messages: at least one message is required")
+    documents: list[Document] = []
+    counts = {"document": 0, "search_result": 0}
+    question = ""
+    for n, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            raise _invalid(f"messages.{n}: a message with role user or assistant")
+        content = message.get("content")
+        if isinstance(content, str):
+            blocks: list[Any] = [{"type": "text", "text": content}]
+        elif isinstance(content, list):
+            blocks = content
+        else:
+            raise _invalid(f"messages.{n}.content: a string or a list of content blocks")
+        said: list[str] = []
+        for j, block in enumerate(blocks):
+            where = f"messages.{n}.content.{j}"
+            if not isinstance(block, dict):
+                raise _invalid(f"{where}: a content block object")
+            kind = block.get("type")
+            if kind == "text":
+                said.append(_string(block.get("text"), f"{where}.text"))
+            elif kind == "document" and message["role"] == "user":
+                documents.append(_document(block, counts, where))
+            elif kind == "search_result" and message["role"] == "user":
+                documents.append(_search_result(block, counts, where))
+            elif kind == "tool_result" and message["role"] == "user":
+                inner = block.get("content")
+                for k, item in enumerate(inner if isinstance(inner, list) else []):
+                    if isinstance(item, dict) and item.get("type") == "search_result":
+                        documents.append(_search_result(item, counts, f"{where}.content.{k}"))
+                    elif isinstance(item, dict) and item.get("type") == "text":
+                        said.append(_string(item.get("text"), f"{where}.content.{k}.text"))
+            else:
+                raise _invalid(f"{where}: a {kind!r} block cannot be served by quotebound")
+        if message["role"] == "user" and said:
+            question = " ".join(s.strip() for s in said if s.strip())
+    if len(documents) > MAX_DOCUMENTS:
+        raise MessagesError(
+            "request_too_large", f"more than {MAX_DOCUMENTS} documents in one request", 413
+        )
+    if not question.strip():
+        raise _invalid("messages: the last user turn asks nothing (no text block)")
+    if documents and len({d.cited for d in documents}) > 1:
+        raise _invalid("citations must be enabled on all or none of the documents of a request")
+    return question.strip(), documents
+
+
+def _document(block: dict[str, Any], counts: dict[str, int], where: str) -> Document:
+    source = block.get("source")
+    if not isinstance(source, dict):
+        raise _invalid(f"{where}.source: Field required")
+    kind = source.get("type")
+    title = block.get("title") if isinstance(block.get("title"), str) else None
+    blocks: tuple[tuple[int, int], ...] = ()
+    if kind == "text":
+        text = _string(source.get("data"), f"{where}.source.data")
+    elif kind == "content":
+        content = source.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        text, blocks = _text_blocks(content, f"{where}.source.content")
+        kind = "content"
+    elif kind in ("base64", "url", "file"):
+        raise _invalid(
+            f"{where}.source: a {kind} document (a PDF) is not served yet; send its text as a "
+            "text source"
+        )
+    else:
+        raise _invalid(f"{where}.source.type: {kind!r} is not a document source")
+    index = counts["document"]
+    counts["document"] += 1
+    return Document(kind, index, title, text, blocks, _cited(block))
+
+
+def _search_result(block: dict[str, Any], counts: dict[str, int], where: str) -> Document:
+    text, blocks = _text_blocks(block.get("content"), f"{where}.content")
+    index = counts["search_result"]
+    counts["search_result"] += 1
+    source = block.get("source")
+    title = block.get("title")
+    return Document(
+        "search_result",
+        index,
+        title if isinstance(title, str) else None,
+        text,
+        blocks,
+        _cited(block),
+        source if isinstance(source, str) else None,
+    )
+
+
+def _key(doc: Document) -> str:
+    return f"{'sr' if doc.kind == 'search_result' else 'doc'}{doc.index}"
+
+
+def sources_of(question: str, documents: list[Document]) -> list[Source]:
+    """The documents cut into pieces of whole sentences (a block: a unit of its own), each
+    keyed ``doc{i}:{start}`` (``sr{i}:{start}``) by where it starts in its document's text;
+    those sharing more of the question's words first (then in their order)."""
+    asked = {w for w in _WORDS.findall(question.casefold()) if len(w) > 2}
+    pieces: list[Source] = []
+    for doc in documents:
+        units = doc.blocks or _sentence_windows(doc.text)
+        for start, end in units:
+            text = doc.text[start:end]
+            if not text.strip():
+                continue
+            pieces.append(
+                Source(
+                    id=f"P{len(pieces) + 1}",
+                    text=text,
+                    key=f"{_key(doc)}:{start}",
+                    title=doc.title,
+                    url=doc.source,
+                )
+            )
+    shared = [len(asked & set(_WORDS.findall(p.text.casefold()))) for p in pieces]
+    order = sorted(range(len(pieces)), key=lambda i: -shared[i])
+    return [pieces[i] for i in order]
+
+
+def _sentence_windows(text: str) -> list[tuple[int, int]]:
+    spans = sentence_spans(text) or [(0, len(text))]
+    out: list[tuple[int, int]] = []
+    start, end = spans[0][0], spans[0][1]
+    for a, b in spans[1:]:
+        if b - start > PIECE_CHARS:
+            out.append((start, end))
+            start = a
+        end = b
+    out.append((start, end))
+    return out
+
+
+# -- the response -------------------------------------------------------------------------
+
+
+def _sentences_around(text: str, a: int, b: int) -> tuple[int, int]:
+    """The whole sentences of ``text`` that ``[a, b)`` lies in."""
+    start, end = a, b
+    for s, e in sentence_spans(text):
+        if s <= a < e:
+            start = s
+        if s < b <= e:
+            end = e
+            break
+    return start, end
+
+
+def _citation(doc: Document, a: int, b: int) -> dict[str, Any]:
+    if doc.blocks:
+        first = next(j for j, (s, e) in enumerate(doc.blocks) if a < e)
+        last = next(j for j, (s, e) in enumerate(doc.blocks) if b <= e)
+        s, e = doc.blocks[first][0], doc.blocks[last][1]
+        cited = doc.text[s:e]
+        if doc.kind == "search_result":
+            return {
+                "type": "search_result_location",
+                "cited_text": cited,
+                "search_result_index": doc.index,
+                "source": doc.source,
+                "title": doc.title,
+                "start_block_index": first,
+                "end_block_index": last + 1,
+            }
+        return {
+            "type": "content_block_location",
+            "cited_text": cited,
+            "document_index": doc.index,
+            "document_title": doc.title,
+            "start_block_index": first,
+            "end_block_index": last + 1,
+        }
+    s, e = _sentences_around(doc.text, a, b)
+    return {
+        "type": "char_location",
+        "cited_text": doc.text[s:e],
+        "document_index": doc.index,
+        "document_title": doc.title,
+        "start_char_index": s,
+        "end_char_index": e,
+    }
+
+
+def content_of(
+    answer: Answer, trace: TraceRecord | None, documents: list[Document]
+) -> list[dict[str, Any]]:
+    """The response's content blocks: each kept claim a text block with the citations of its
+    verified quotes in the documents (none for documents without citations enabled), or one
+    block saying why nothing is answered."""
+    if not answer.claims:
+        a = answer.abstention
+        text = (
+            "The documents do not answer this."
+            if a is None
+            else f"{a.missing[:1].upper()}{a.missing[1:]}. {a.next_step}"
+        )
+        return [{"type": "text", "text": text}]
+    by_key = {_key(d): d for d in documents}
+    sent = {s.id: s for s in (trace.sources if trace is not None else ())}
+    blocks: list[dict[str, Any]] = []
+    for claim in answer.claims:
+        citations: list[dict[str, Any]] = []
+        for cite in claim.cites:
+            src = sent.get(cite.source)
+            if src is None or src.key is None or cite.span is None:
+                continue
+            name, _, offset = src.key.rpartition(":")
+            doc = by_key.get(name)
+            if doc is None or not doc.cited or not offset.isdigit():
+                continue
+            spans = cite.spans or (cite.span,)
+            for start, end in spans:
+                made = _citation(doc, int(offset) + start, int(offset) + end)
+                if made not in citations:
+                    citations.append(made)
+        block: dict[str, Any] = {"type": "text", "text": claim.text + " "}
+        if citations:
+            block["citations"] = citations
+        blocks.append(block)
+    blocks[-1]["text"] = blocks[-1]["text"].rstrip()
+    return blocks
+
+
+# -- the routes ---------------------------------------------------------------------------
+
+
+def _key_of(request: Request, state: ServerState) -> ApiKey:
+    token = request.headers.get("x-api-key", "").strip()
+    if not token:
+        scheme, _, bearer = request.headers.get("authorization", "").partition(" ")
+        token = bearer.strip() if scheme.lower() == "bearer" else ""
+    key = None
+    if token:
+        with state.stores.checkout() as db:
+            key = db.authenticate(token)
+    if key is None:
+        raise MessagesError(
+            "authentication_error",
+            "send x-api-key: KEY (or Authorization: Bearer KEY); create a key with: "
+            "quotebound keys create",
+            401,
+        )
+    return key
+
+
+def _models(state: ServerState) -> list[str]:
+    provider = state.model.get()
+    return list(dict.fromkeys([f"quotebound-{provider.name}", provider.model]))
+
+
+@router.get("/v1/models", tags=["messages"])
+def list_models(request: Request) -> JSONResponse:
+    """The models ``/v1/messages`` answers with, as Anthropic's Models API lists them."""
+    state: ServerState = request.app.state.server
+    try:
+        _key_of(request, state)
+    except MessagesError as exc:
+        return _reply(exc)
+    data = [
+        {"type": "model", "id": m, "display_name": m, "created_at": "2026-01-01T00:00:00Z"}
+        for m in _models(state)
+    ]
+    return JSONResponse(
+        {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]}
+    )
+
+
+@router.post("/v1/messages", tags=["messages"])
+async def create_message(request: Request) -> JSONResponse:
+    """A Messages request answered from its documents, every citation verified."""
+    state: ServerState = request.app.state.server
+    try:
+        key = _key_of(request, state)
+        try:
+            body = await request.json()
+        except ValueError:
+            raise _invalid("the request body is not valid JSON") from None
+        question, documents = read_request(body)
+        model = body["model"]
+        if model not in _models(state):
+            raise MessagesError("not_found_error", f"model: {model!r} is not served here", 404)
+        if not documents:
+            raise _invalid("messages: no document or search result to answer from")
+        sources = sources_of(question, documents)
+        try:
+            state.admit()
+        except Exception:
+            raise MessagesError("overloaded_error", "too many requests are waiting", 529) from None
+        future = state.start(_answer, state, key, question, sources)
+        future.add_done_callback(state.release)
+        answer, trace = await asyncio.wrap_future(future)
+    except MessagesError as exc:
+        return _reply(exc)
+    if answer.status == "provider_error":
+        return _reply(MessagesError("api_error", f"the model failed: {answer.error}", 500))
+    response = {
+        "id": f"msg_{answer.trace_id}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content_of(answer, trace, documents),
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+    }
+    headers = {
+        "quotebound-trace-id": answer.trace_id or "",
+        "quotebound-trace": f"/v1/traces/{answer.trace_id}",
+    }
+    return JSONResponse(response, headers=headers)
+
+
+def _answer(
+    state: ServerState, key: ApiKey, question: str, sources: list[Source]
+) -> tuple[Answer, TraceRecord | None]:
+    """The answer from ``sources`` under the service's parts, and its trace (in the ask pool)."""
+    from contextlib import nullcontext
+
+    options = served_options(state, key)
+    provider = state.model.get()
+    guard = nullcontext() if provider.thread_safe else state.model.call_lock
+    with guard, state.stores.checkout() as db:
+        answer = ask_sources(question, sources, provider, options, db)
+        trace = db.get_trace(answer.trace_id) if answer.trace_id else None
+    return answer, trace

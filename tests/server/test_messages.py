@@ -1,0 +1,255 @@
+"""``POST /v1/messages``: Anthropic's Messages API answered by quotebound, spoken to with the
+official ``anthropic`` SDK against a served app (a scripted model, or the extractive one)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from kits.serverkit import live_server
+from quotebound.providers.extractive import ExtractiveProvider
+from quotebound.providers.scripted import ScriptedProvider
+from quotebound.server import ServerConfig, create_app
+from quotebound.store import open_store
+
+anthropic = pytest.importorskip("anthropic")
+
+LEAVE = (
+    "Employees are entitled to 16 weeks of paid parental leave unless local law provides more. "
+    "Leave may be taken in up to three blocks within 12 months of the birth or adoption."
+)
+GERMANY = "In Germany, the company tops up statutory parental allowance to full salary."
+
+
+def _served(tmp_path: Path, provider: Any) -> Iterator[tuple[str, str]]:
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        secret = store.create_key(name="sdk")[1]
+    app = create_app(ServerConfig(store_url=url, provider=lambda: provider))
+    with live_server(app) as base:
+        yield base, secret
+
+
+@pytest.fixture
+def extractive(tmp_path: Path) -> Iterator[tuple[str, str]]:
+    yield from _served(tmp_path, ExtractiveProvider())
+
+
+def _client(base: str, secret: str) -> Any:
+    return anthropic.Anthropic(api_key=secret, base_url=base, max_retries=0)
+
+
+def _text_document(text: str, title: str = "Leave policy") -> dict[str, Any]:
+    return {
+        "type": "document",
+        "source": {"type": "text", "media_type": "text/plain", "data": text},
+        "title": title,
+        "citations": {"enabled": True},
+    }
+
+
+def test_a_text_document_is_answered_with_char_locations_that_hold_their_text(
+    extractive: tuple[str, str],
+) -> None:
+    base, secret = extractive
+    document = LEAVE + " " + GERMANY
+    message = _client(base, secret).messages.create(
+        model="quotebound-extractive",
+        max_tokens=512,
+        messages=[
+            {
+                "role": "user",
+                "content": [
+                    _text_document(document),
+                    {"type": "text", "text": "How many weeks of paid parental leave?"},
+                ],
+            }
+        ],
+    )
+    assert message.role == "assistant" and message.stop_reason == "end_turn"
+    cited = [c for block in message.content for c in (block.citations or [])]
+    assert cited, message.content
+    for c in cited:
+        assert c.type == "char_location" and c.document_index == 0
+        assert document[c.start_char_index : c.end_char_index] == c.cited_text
+        assert c.document_title == "Leave policy"
+    assert any("16 weeks" in c.cited_text for c in cited)
+
+
+def test_custom_content_and_search_results_cite_their_blocks(
+    extractive: tuple[str, str],
+) -> None:
+    base, secret = extractive
+    blocks = [{"type": "text", "text": LEAVE}, {"type": "text", "text": GERMANY}]
+    message = _client(base, secret).messages.create(
+        model="quotebound-extractive",
+        max_tokens=512,
+        messages=[
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "search_result",
+                        "source": "https://handbook.example/leave",
+                        "title": "Leave",
+                        "content": blocks,
+                        "citations": {"enabled": True},
+                    },
+                    {"type": "text", "text": "Who tops up the parental allowance in Germany?"},
+                ],
+            }
+        ],
+    )
+    cited = [c for block in message.content for c in (block.citations or [])]
+    assert cited and all(c.type == "search_result_location" for c in cited)
+    for c in cited:
+        assert c.search_result_index == 0 and c.source == "https://handbook.example/leave"
+        texts = [b["text"] for b in blocks[c.start_block_index : c.end_block_index]]
+        assert c.cited_text == "\n\n".join(texts)
+    content = _client(base, secret).messages.create(
+        model="quotebound-extractive",
+        max_tokens=512,
+        messages=[
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "document",
+                        "source": {"type": "content", "content": blocks},
+                        "title": "Leave",
+                        "citations": {"enabled": True},
+                    },
+                    {"type": "text", "text": "How many weeks of paid parental leave?"},
+                ],
+            }
+        ],
+    )
+    located = [c for block in content.content for c in (block.citations or [])]
+    assert located and all(c.type == "content_block_location" for c in located)
+
+
+def test_a_fabricated_quote_is_never_returned(tmp_path: Path) -> None:
+    fabricated = json.dumps(
+        {
+            "answerable": True,
+            "claims": [
+                {
+                    "text": "Employees get 16 weeks of paid parental leave.",
+                    "citations": [
+                        {
+                            "source": "S1",
+                            "quote": "Employees are entitled to 16 weeks of paid parental leave",
+                        }
+                    ],
+                },
+                {
+                    "text": "Employees get a company car.",
+                    "citations": [
+                        {"source": "S1", "quote": "Every employee is given a company car"}
+                    ],
+                },
+            ],
+        }
+    )
+    provider = ScriptedProvider([fabricated, fabricated])
+    for base, secret in _served(tmp_path, provider):
+        message = _client(base, secret).messages.create(
+            model="quotebound-scripted",
+            max_tokens=256,
+            messages=[
+                {
+                    "role": "user",
+                    "content": [_text_document(LEAVE), {"type": "text", "text": "What benefits?"}],
+                }
+            ],
+        )
+        text = " ".join(b.text for b in message.content)
+        assert "16 weeks" in text and "company car" not in text
+        cited = [c.cited_text for b in message.content for c in (b.citations or [])]
+        assert all("company car" not in c for c in cited)
+
+
+def test_auth_both_ways_and_errors_in_anthropics_envelope(extractive: tuple[str, str]) -> None:
+    base, secret = extractive
+    ask = {
+        "model": "quotebound-extractive",
+        "max_tokens": 100,
+        "messages": [
+            {"role": "user", "content": [_text_document(LEAVE), {"type": "text", "text": "Leave?"}]}
+        ],
+    }
+    bearer = httpx.post(
+        f"{base}/v1/messages", json=ask, headers={"Authorization": f"Bearer {secret}"}
+    )
+    assert bearer.status_code == 200 and bearer.headers["quotebound-trace-id"]
+    cases = [
+        ({}, ask, 401, "authentication_error"),
+        ({"x-api-key": secret}, {**ask, "model": "claude-nope"}, 404, "not_found_error"),
+        ({"x-api-key": secret}, {**ask, "messages": []}, 400, "invalid_request_error"),
+        (
+            {"x-api-key": secret},
+            {k: v for k, v in ask.items() if k != "max_tokens"},
+            400,
+            "invalid_request_error",
+        ),
+        (
+            {"x-api-key": secret},
+            {
+                **ask,
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [{"type": "image", "source": {}}, {"type": "text", "text": "x"}],
+                    }
+                ],
+            },
+            400,
+            "invalid_request_error",
+        ),
+    ]
+    for headers, body, status, kind in cases:
+        reply = httpx.post(
+            f"{base}/v1/messages", json=body, headers={**headers, "anthropic-version": "2023-06-01"}
+        )
+        assert reply.status_code == status, reply.text
+        assert reply.json() == {
+            "type": "error",
+            "error": {"type": kind, "message": reply.json()["error"]["message"]},
+        }
+    broken = httpx.post(f"{base}/v1/messages", content=b"{not json", headers={"x-api-key": secret})
+    assert broken.status_code == 400 and broken.json()["error"]["type"] == "invalid_request_error"
+    image = httpx.post(
+        f"{base}/v1/messages",
+        json={**ask, "messages": [{"role": "user", "content": [{"type": "image", "source": {}}]}]},
+        headers={"x-api-key": secret},
+    )
+    assert "'image'" in image.json()["error"]["message"]
+    with pytest.raises(anthropic.AuthenticationError):
+        _client(base, "qb_wrong").messages.create(**ask)
+    models = _client(base, secret).models.list()
+    assert "quotebound-extractive" in [m.id for m in models.data]
+
+
+def test_the_docs_example_runs_against_the_server(
+    extractive: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    import re
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "messages-api.md"
+    block = re.search(r"```py\n(.*?)```", page.read_text(encoding="utf-8"), re.DOTALL)
+    assert block is not None
+    base, secret = extractive
+    code = (
+        block.group(1)
+        .replace('"http://127.0.0.1:8000"', repr(base))
+        .replace('"qb_..."', repr(secret))
+        .replace('"quotebound-local"', '"quotebound-extractive"')
+    )
+    exec(compile(code, "docs/messages-api.md", "exec"), {})
+    printed = capsys.readouterr().out
+    assert "16 weeks" in printed and "Employees are entitled to 16 weeks" in printed
