@@ -253,3 +253,64 @@ def test_the_docs_example_runs_against_the_server(
     exec(compile(code, "docs/messages-api.md", "exec"), {})
     printed = capsys.readouterr().out
     assert "16 weeks" in printed and "Employees are entitled to 16 weeks" in printed
+
+
+def test_a_stream_carries_only_verified_claims_and_the_sdk_reads_its_citations(
+    tmp_path: Path,
+) -> None:
+    fabricated = json.dumps(
+        {
+            "answerable": True,
+            "claims": [
+                {
+                    "text": "Employees get 16 weeks of paid parental leave.",
+                    "citations": [
+                        {
+                            "source": "S1",
+                            "quote": "Employees are entitled to 16 weeks of paid parental leave",
+                        }
+                    ],
+                },
+                {
+                    "text": "Employees get a company car.",
+                    "citations": [
+                        {"source": "S1", "quote": "Every employee is given a company car"}
+                    ],
+                },
+            ],
+        }
+    )
+    provider = ScriptedProvider([fabricated] * 4)
+    for base, secret in _served(tmp_path, provider):
+        request = {
+            "model": "quotebound-scripted",
+            "max_tokens": 256,
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [_text_document(LEAVE), {"type": "text", "text": "Benefits?"}],
+                }
+            ],
+        }
+        kinds: list[str] = []
+        with _client(base, secret).messages.stream(**request) as stream:
+            for event in stream:
+                kinds.append(event.type)
+            final = stream.get_final_message()
+        text = " ".join(b.text for b in final.content)
+        assert "16 weeks" in text and "company car" not in text
+        cited = [c for b in final.content for c in (b.citations or [])]
+        assert cited and all(
+            LEAVE[c.start_char_index : c.end_char_index] == c.cited_text for c in cited
+        )
+        assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
+        assert "citation" in kinds  # the SDK's own event for a citations_delta
+        raw = httpx.post(
+            f"{base}/v1/messages", json={**request, "stream": True}, headers={"x-api-key": secret}
+        )
+        assert "company car" not in raw.text and "event: message_stop" in raw.text
+        # the script is spent: the model fails, and the stream ends with an error event
+        failed = httpx.post(
+            f"{base}/v1/messages", json={**request, "stream": True}, headers={"x-api-key": secret}
+        )
+        assert failed.text.startswith("event: error") and "api_error" in failed.text

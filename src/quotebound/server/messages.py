@@ -14,19 +14,26 @@ its verified quote, ``cited_text`` exactly the document's text there. An abstent
 plain text block. Nothing unverified is returned.
 
 Errors are Anthropic's envelope (``{"type": "error", "error": {"type", "message"}}``).
-Not served yet (an ``invalid_request_error`` naming it): images, base64 PDFs, tools, and
-``"stream": true`` (docs/messages-api.md).
+With ``"stream": true``, Anthropic's event sequence (``message_start``, per kept claim
+``content_block_start``, ``citations_delta`` per citation, ``text_delta``,
+``content_block_stop``, then ``message_delta`` and ``message_stop``; ``ping`` while the model
+works), emitted once the answer is verified: nothing unverified is ever streamed; a failure
+ends the stream with an ``error`` event. Not served yet (an ``invalid_request_error`` naming
+it): images, base64 PDFs, tools (docs/messages-api.md).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
+from collections.abc import AsyncIterator
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from ..pipeline import Answer, ask_sources
 from ..sources import Source
@@ -116,8 +123,6 @@ def read_request(body: Any) -> tuple[str, list[Document]]:
     for field in ("model", "max_tokens", "messages"):
         if field not in body:
             raise _invalid(f"{field}: Field required")
-    if body.get("stream") is True:
-        raise _invalid("stream: streaming is not served yet; send the request without it")
     if body.get("tools"):
         raise _invalid("tools: tool use is not served; quotebound answers from documents")
     messages = body["messages"]
@@ -391,8 +396,8 @@ def list_models(request: Request) -> JSONResponse:
     )
 
 
-@router.post("/v1/messages", tags=["messages"])
-async def create_message(request: Request) -> JSONResponse:
+@router.post("/v1/messages", tags=["messages"], response_model=None)
+async def create_message(request: Request) -> Response:
     """A Messages request answered from its documents, every citation verified."""
     state: ServerState = request.app.state.server
     try:
@@ -414,26 +419,89 @@ async def create_message(request: Request) -> JSONResponse:
             raise MessagesError("overloaded_error", "too many requests are waiting", 529) from None
         future = state.start(_answer, state, key, question, sources)
         future.add_done_callback(state.release)
+        if body.get("stream") is True:
+            return StreamingResponse(
+                _events(future, model, documents),
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-cache"},
+            )
         answer, trace = await asyncio.wrap_future(future)
     except MessagesError as exc:
         return _reply(exc)
     if answer.status == "provider_error":
         return _reply(MessagesError("api_error", f"the model failed: {answer.error}", 500))
-    response = {
+    response = _message(answer, model, content_of(answer, trace, documents))
+    return JSONResponse(response, headers=_trace_headers(answer))
+
+
+def _message(answer: Answer, model: str, content: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
         "id": f"msg_{answer.trace_id}",
         "type": "message",
         "role": "assistant",
         "model": model,
-        "content": content_of(answer, trace, documents),
+        "content": content,
         "stop_reason": "end_turn",
         "stop_sequence": None,
         "usage": {"input_tokens": 0, "output_tokens": 0},
     }
-    headers = {
+
+
+def _trace_headers(answer: Answer) -> dict[str, str]:
+    return {
         "quotebound-trace-id": answer.trace_id or "",
         "quotebound-trace": f"/v1/traces/{answer.trace_id}",
     }
-    return JSONResponse(response, headers=headers)
+
+
+PING_SECONDS = 5.0  # a ping this often while the model works
+
+
+def _event(kind: str, data: dict[str, Any]) -> str:
+    return f"event: {kind}\ndata: {json.dumps({'type': kind, **data}, ensure_ascii=False)}\n\n"
+
+
+async def _events(
+    future: Future[tuple[Answer, TraceRecord | None]], model: str, documents: list[Document]
+) -> AsyncIterator[str]:
+    """The answer as Anthropic's stream events, once it is verified; pings until then."""
+    waiting = asyncio.wrap_future(future)
+    while True:
+        done, _ = await asyncio.wait({waiting}, timeout=PING_SECONDS)
+        if done:
+            break
+        yield _event("ping", {})
+    try:
+        answer, trace = waiting.result()
+    except Exception:  # (never a hung stream: the failure is the stream's last event)
+        yield _event("error", {"error": {"type": "api_error", "message": "the answer failed"}})
+        return
+    if answer.status == "provider_error":
+        error = {"type": "api_error", "message": f"the model failed: {answer.error}"}
+        yield _event("error", {"error": error})
+        return
+    start = _message(answer, model, [])
+    start["stop_reason"] = None
+    yield _event("message_start", {"message": start})
+    for index, block in enumerate(content_of(answer, trace, documents)):
+        yield _event(
+            "content_block_start",
+            {"index": index, "content_block": {"type": "text", "text": "", "citations": []}},
+        )
+        for citation in block.get("citations", []):
+            delta = {"type": "citations_delta", "citation": citation}
+            yield _event("content_block_delta", {"index": index, "delta": delta})
+        delta = {"type": "text_delta", "text": block["text"]}
+        yield _event("content_block_delta", {"index": index, "delta": delta})
+        yield _event("content_block_stop", {"index": index})
+    yield _event(
+        "message_delta",
+        {
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {"output_tokens": 0},
+        },
+    )
+    yield _event("message_stop", {})
 
 
 def _answer(
