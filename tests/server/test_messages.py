@@ -314,3 +314,61 @@ def test_a_stream_carries_only_verified_claims_and_the_sdk_reads_its_citations(
             f"{base}/v1/messages", json={**request, "stream": True}, headers={"x-api-key": secret}
         )
         assert failed.text.startswith("event: error") and "api_error" in failed.text
+
+
+def test_a_pdf_is_answered_with_page_locations_and_a_bad_one_is_named(
+    extractive: tuple[str, str],
+) -> None:
+    import base64
+
+    from kits.pdfkit import make_pdf
+
+    pdf = make_pdf(
+        [
+            ["Travel is booked through the portal.", "Economy class is the rule."],
+            ["Employees are entitled to 16 weeks of paid parental leave.", "Ask HR for forms."],
+        ],
+        title="Handbook",
+    )
+    base, secret = extractive
+    document = {
+        "type": "document",
+        "source": {
+            "type": "base64",
+            "media_type": "application/pdf",
+            "data": base64.b64encode(pdf).decode(),
+        },
+        "citations": {"enabled": True},
+    }
+    message = _client(base, secret).messages.create(
+        model="quotebound-extractive",
+        max_tokens=256,
+        messages=[
+            {
+                "role": "user",
+                "content": [
+                    document,
+                    {"type": "text", "text": "How many weeks of parental leave?"},
+                ],
+            }
+        ],
+    )
+    cited = [c for b in message.content for c in (b.citations or [])]
+    assert cited and all(c.type == "page_location" for c in cited)
+    leave = next(c for c in cited if "16 weeks" in c.cited_text)
+    assert (leave.start_page_number, leave.end_page_number) == (2, 3)
+    for data, said in (
+        ("%%%", "not valid base64"),
+        (base64.b64encode(b"hello").decode(), "not a PDF"),
+    ):
+        broken = {**document, "source": {**document["source"], "data": data}}
+        reply = httpx.post(
+            f"{base}/v1/messages",
+            json={
+                "model": "quotebound-extractive",
+                "max_tokens": 10,
+                "messages": [{"role": "user", "content": [broken, {"type": "text", "text": "?"}]}],
+            },
+            headers={"x-api-key": secret},
+        )
+        assert reply.status_code == 400 and said in reply.json()["error"]["message"]

@@ -18,8 +18,10 @@ With ``"stream": true``, Anthropic's event sequence (``message_start``, per kept
 ``content_block_start``, ``citations_delta`` per citation, ``text_delta``,
 ``content_block_stop``, then ``message_delta`` and ``message_stop``; ``ping`` while the model
 works), emitted once the answer is verified: nothing unverified is ever streamed; a failure
-ends the stream with an ``error`` event. Not served yet (an ``invalid_request_error`` naming
-it): images, base64 PDFs, tools (docs/messages-api.md).
+ends the stream with an ``error`` event. A base64 PDF is read as ingest reads one (its text
+layer, page by page) and cited with ``page_location``. Not served (an
+``invalid_request_error`` naming it): images, URL or file documents, tools
+(docs/messages-api.md).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import re
 from collections.abc import AsyncIterator
 from concurrent.futures import Future
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -76,13 +79,14 @@ class Document:
     results are numbered apart, as Anthropic numbers them), its text as a citation indexes it,
     and its units: ``(start, end)`` in that text per content block (none for plain text)."""
 
-    kind: str  # "text" | "content" | "search_result"
+    kind: str  # "text" | "content" | "pdf" | "search_result"
     index: int
     title: str | None
     text: str
     blocks: tuple[tuple[int, int], ...]
     cited: bool  # citations enabled
     source: str | None = None  # a search result's source
+    pages: tuple[tuple[int, int, int], ...] = ()  # a PDF's pages: (start, end, number)
 
 
 def _string(value: Any, where: str) -> str:
@@ -190,16 +194,59 @@ def _document(block: dict[str, Any], counts: dict[str, int], where: str) -> Docu
             content = [{"type": "text", "text": content}]
         text, blocks = _text_blocks(content, f"{where}.source.content")
         kind = "content"
-    elif kind in ("base64", "url", "file"):
+    elif kind == "base64":
+        return _pdf(block, source, counts, where, title)
+    elif kind in ("url", "file"):
         raise _invalid(
-            f"{where}.source: a {kind} document (a PDF) is not served yet; send its text as a "
-            "text source"
+            f"{where}.source: a {kind} document is not served; send the PDF as base64 or its "
+            "text as a text source"
         )
     else:
         raise _invalid(f"{where}.source.type: {kind!r} is not a document source")
     index = counts["document"]
     counts["document"] += 1
     return Document(kind, index, title, text, blocks, _cited(block))
+
+
+MAX_PDF_BYTES = 32 << 20  # a base64 PDF, decoded, at most (Anthropic's request limit)
+
+
+def _pdf(
+    block: dict[str, Any],
+    source: dict[str, Any],
+    counts: dict[str, int],
+    where: str,
+    title: str | None,
+) -> Document:
+    """A base64 PDF: its text layer page by page, as ingest reads it (``ingest.pdf``)."""
+    import base64
+    import binascii
+
+    from ..errors import QuoteboundError
+    from ..ingest.pdf import load_pdf
+
+    if source.get("media_type") != "application/pdf":
+        raise _invalid(f"{where}.source.media_type: base64 documents must be application/pdf")
+    data = _string(source.get("data"), f"{where}.source.data")
+    if len(data) > MAX_PDF_BYTES * 4 // 3 + 4:
+        raise MessagesError("request_too_large", f"{where}: the PDF is over 32 MB", 413)
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise _invalid(f"{where}.source.data: not valid base64") from None
+    if not raw.startswith(b"%PDF"):
+        raise _invalid(f"{where}.source.data: the data is not a PDF")
+    name = f"document {counts['document']}"
+    try:
+        loaded = load_pdf(Path(name), name, raw)
+    except QuoteboundError as exc:
+        raise _invalid(f"{where}.source: {exc}") from None
+    index = counts["document"]
+    counts["document"] += 1
+    pages = tuple((p.start, p.end, p.number) for p in loaded.pages if p.end > p.start)
+    return Document(
+        "pdf", index, title or loaded.title, loaded.text, (), _cited(block), None, pages
+    )
 
 
 def _search_result(block: dict[str, Any], counts: dict[str, int], where: str) -> Document:
@@ -230,8 +277,7 @@ def sources_of(question: str, documents: list[Document]) -> list[Source]:
     asked = {w for w in _WORDS.findall(question.casefold()) if len(w) > 2}
     pieces: list[Source] = []
     for doc in documents:
-        units = doc.blocks or _sentence_windows(doc.text)
-        for start, end in units:
+        for start, end, page in _units(doc):
             text = doc.text[start:end]
             if not text.strip():
                 continue
@@ -242,11 +288,26 @@ def sources_of(question: str, documents: list[Document]) -> list[Source]:
                     key=f"{_key(doc)}:{start}",
                     title=doc.title,
                     url=doc.source,
+                    page=page,
                 )
             )
     shared = [len(asked & set(_WORDS.findall(p.text.casefold()))) for p in pieces]
     order = sorted(range(len(pieces)), key=lambda i: -shared[i])
     return [pieces[i] for i in order]
+
+
+def _units(doc: Document) -> list[tuple[int, int, int | None]]:
+    """Where a document's pieces stand: each block; each page's sentence windows (a piece
+    never crosses a page); else the text's sentence windows."""
+    if doc.blocks:
+        return [(a, b, None) for a, b in doc.blocks]
+    if doc.pages:
+        return [
+            (start + a, start + b, number)
+            for start, end, number in doc.pages
+            for a, b in _sentence_windows(doc.text[start:end])
+        ]
+    return [(a, b, None) for a, b in _sentence_windows(doc.text)]
 
 
 def _sentence_windows(text: str) -> list[tuple[int, int]]:
@@ -302,6 +363,16 @@ def _citation(doc: Document, a: int, b: int) -> dict[str, Any]:
             "end_block_index": last + 1,
         }
     s, e = _sentences_around(doc.text, a, b)
+    if doc.pages:
+        numbers = [n for start, end, n in doc.pages if start < e and s < end] or [1]
+        return {
+            "type": "page_location",
+            "cited_text": doc.text[s:e],
+            "document_index": doc.index,
+            "document_title": doc.title,
+            "start_page_number": min(numbers),
+            "end_page_number": max(numbers) + 1,
+        }
     return {
         "type": "char_location",
         "cited_text": doc.text[s:e],
