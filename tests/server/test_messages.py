@@ -372,3 +372,29 @@ def test_a_pdf_is_answered_with_page_locations_and_a_bad_one_is_named(
             headers={"x-api-key": secret},
         )
         assert reply.status_code == 400 and said in reply.json()["error"]["message"]
+
+
+def test_a_request_over_the_body_limit_is_request_too_large(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        secret = store.create_key(name="sdk")[1]
+    app = create_app(ServerConfig(store_url=url, max_body_bytes=2048))
+    with live_server(app) as base:
+        big = {
+            "model": "quotebound-extractive",
+            "max_tokens": 10,
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [_text_document("word " * 1000), {"type": "text", "text": "?"}],
+                }
+            ],
+        }
+        reply = httpx.post(f"{base}/v1/messages", json=big, headers={"x-api-key": secret})
+        assert reply.status_code == 413
+        assert (
+            reply.json()["type"] == "error" and reply.json()["error"]["type"] == "request_too_large"
+        )
+        with pytest.raises(anthropic.APIStatusError) as raised:
+            _client(base, secret).messages.create(**big)
+        assert raised.value.status_code == 413

@@ -37,6 +37,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+from starlette.exceptions import HTTPException
 
 from ..pipeline import Answer, ask_sources
 from ..sources import Source
@@ -477,6 +478,8 @@ async def create_message(request: Request) -> Response:
             body = await request.json()
         except ValueError:
             raise _invalid("the request body is not valid JSON") from None
+        except HTTPException as exc:  # the body limit, met while reading (no Content-Length)
+            raise MessagesError("request_too_large", str(exc.detail), exc.status_code) from None
         question, documents = read_request(body)
         model = body["model"]
         if model not in _models(state):

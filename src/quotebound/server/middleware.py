@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from starlette.exceptions import HTTPException
+from starlette.responses import JSONResponse
 
 from .errors import ErrorReply
 
@@ -23,6 +24,8 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
+# Routes that answer in Anthropic's error envelope (``server.messages``).
+ANTHROPIC_PATHS = frozenset({"/v1/messages"})
 _API_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
 
 
@@ -43,6 +46,11 @@ class BodyLimit:
         elif declared is not None and int(declared) > self.limit:
             refusal = ErrorReply(413, "too_large", f"request body over {self.limit} bytes")
         if refusal is not None:
+            if scope.get("path") in ANTHROPIC_PATHS:  # answered in that API's own envelope
+                kind = "request_too_large" if refusal.status == 413 else "invalid_request_error"
+                body = {"type": "error", "error": {"type": kind, "message": refusal.message}}
+                await JSONResponse(body, status_code=refusal.status)(scope, receive, send)
+                return
             await refusal.response()(scope, receive, send)
             return
         seen = 0
