@@ -100,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
                 times["first event"].append((first - at) * 1000)
                 times["streamed"].append((end - at) * 1000)
     print(
-        f"n = {args.calls} calls each; the example handbook as {len(documents)} text documents (ms)\n"
+        f"n = {args.calls} calls each; the example handbook as {len(documents)} text "
+        "documents (ms)\n"
     )
     print("| path | p50 | p95 |")
     print("|---|---:|---:|")
