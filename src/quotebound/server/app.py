@@ -8,9 +8,12 @@ request bodies), ``pages`` (the web page).
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import anyio
 from fastapi import FastAPI
 
 from .. import __version__
@@ -18,6 +21,8 @@ from . import messages, pages, routes
 from .errors import install_error_handlers
 from .middleware import ApiHeaders, BodyLimit
 from .state import ServerConfig, ServerState
+
+log = logging.getLogger("quotebound.server")
 
 __all__ = ["ServerConfig", "create_app"]
 
@@ -28,6 +33,11 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # Warm before traffic: uvicorn accepts no connection before this returns, and a worker
+        # the supervisor restarts warms the same way.
+        if state.config.warm:
+            seconds = await anyio.to_thread.run_sync(state.warm)
+            log.warning("quotebound worker %d ready in %.1f s", os.getpid(), seconds)
         yield
         state.close()
 

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import Annotated, Any, cast
 
 from fastapi import APIRouter, Depends, Path, Query, Request
-from fastapi.responses import Response, StreamingResponse
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from .. import __version__
 from ..errors import NotFoundError
@@ -84,6 +84,17 @@ def healthz(db: Db) -> dict[str, Any]:
     """Liveness: the service answers and its store answers a query."""
     db.ping()
     return {"ok": True, "version": __version__}
+
+
+@router.get("/readyz", tags=["service"], response_model=None)
+def readyz(state: State) -> dict[str, Any] | Response:
+    """Readiness: 200 when this worker should take traffic (its models loaded and run once,
+    its store answering, room for a question), else 503 with the reasons. A load balancer
+    sends traffic on this; ``/healthz`` says only that the process answers."""
+    why = state.readiness()
+    if why:
+        return JSONResponse({"ready": False, "reasons": why}, status_code=503)
+    return {"ready": True, "warmed_in_s": round(state.warmed_in or 0.0, 3)}
 
 
 @router.head("/healthz", include_in_schema=False)

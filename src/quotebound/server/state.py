@@ -71,6 +71,9 @@ class ServerConfig:
     rerank: Callable[..., DenseReranker] | None = None
     # the chunks of the documents a question names first (AskOptions.named_first)
     named_first: bool = True
+    # Make every part and run each model once before the app takes traffic (``warm``); False:
+    # each is made by the first answer that needs it, as before
+    warm: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.fallback, bool) and self.fallback not in FALLBACKS:
@@ -201,6 +204,8 @@ class ServerState:
         self.reranker = Once(partial(self._reranker, rerank), "reranker") if rerank else None
         self.admission = Admission(config.max_waiting)
         self._pool = ThreadPoolExecutor(max_workers=config.ask_workers, thread_name_prefix="qb-ask")
+        self.warmed_in: float | None = None  # seconds ``warm`` took; None: not warm (yet)
+        self.warm_error: str | None = None  # why warming failed, when it did
 
     def _beside(self, make: Callable[[Backend | None], Checker]) -> Checker:
         """The answer check, made beside the tier (its encoder shared) when there is one."""
@@ -210,6 +215,53 @@ class ServerState:
         """The reranker, sharing the encoder of the tier or the answer check when one runs."""
         tier = self.tier.get() if self.tier is not None else None
         return make(tier, self.checker.get() if self.checker is not None else None)
+
+    def warm(self) -> float:
+        """Make every part the answers need (the provider, the support tier, the answer check,
+        the reranker) and run each encoder once on a few words, so that the first answer is as
+        fast as the next: called before the app takes traffic (the lifespan's start). Returns
+        the seconds it took; a part that cannot be made is left for the first answer to report
+        (503 ``provider_unavailable``), and ``ready`` says not ready."""
+        import time
+
+        from ..corpus import Hit
+
+        at = time.perf_counter()
+        try:
+            self.model.get()
+            tier = self.tier.get() if self.tier is not None else None
+            if tier is not None:
+                tier.judge("Quotebound warms up.", "Quotebound warms up before traffic.")
+            if self.checker is not None:
+                self.checker.get().answers("What warms up?", "Quotebound warms up.")
+            if self.reranker is not None:
+                hit = Hit("warm", 1, "Quotebound warms up.", "0", 0, 20, 1.0)
+                self.reranker.get().rerank("What warms up?", [hit])
+        except Exception as exc:  # (a warm-up is best effort: the answers say what is wrong)
+            self.warm_error = f"{type(exc).__name__}: {exc}"
+            log.error("warming up failed: %s", self.warm_error)
+            return time.perf_counter() - at
+        self.warmed_in = time.perf_counter() - at
+        return self.warmed_in
+
+    def readiness(self) -> list[str]:
+        """Why this worker should not take traffic now; empty when it should: warm, its store
+        answering, room for a question."""
+        why: list[str] = []
+        if self.warmed_in is None:
+            why.append(
+                "warming up failed: " + self.warm_error
+                if self.warm_error
+                else "the models are not loaded yet"
+            )
+        try:
+            with self.stores.checkout() as db:
+                db.ping()
+        except QuoteboundError as exc:
+            why.append(f"the store does not answer: {exc}")
+        if self.admission.count >= self.admission.limit:
+            why.append(f"{self.admission.limit} questions are already waiting")
+        return why
 
     def admit(self) -> None:
         """Take a place for one question, or refuse it at once: 503 ``busy``."""

@@ -1,0 +1,76 @@
+"""A worker takes traffic when it can answer: it warms before it accepts a connection, and
+``/readyz`` says whether it should take traffic (``/healthz`` only that it answers)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+
+from kits.serverkit import call, live_server
+from quotebound.providers import Provider
+from quotebound.providers.base import ProviderError
+from quotebound.providers.extractive import ExtractiveProvider
+from quotebound.server import ServerConfig, create_app
+from quotebound.server.state import ServerState
+from quotebound.store import open_store
+
+
+class SlowToLoad:
+    """A provider factory that takes ``seconds`` to load the model, and counts its loads."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds, self.loads = seconds, 0
+
+    def __call__(self) -> Provider:
+        time.sleep(self.seconds)
+        self.loads += 1
+        return ExtractiveProvider()
+
+
+def test_a_worker_warms_before_it_accepts_a_connection(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        secret = store.create_key(name="k")[1]
+    slow = SlowToLoad(1.0)
+    app = create_app(ServerConfig(store_url=url, provider=slow))
+    at = time.monotonic()
+    with live_server(app) as base:
+        listening = time.monotonic() - at
+        assert slow.loads == 1 and listening >= 1.0  # (it listened only once it was warm)
+        ready = httpx.get(f"{base}/readyz")
+        assert ready.status_code == 200 and ready.json()["warmed_in_s"] >= 1.0
+        at = time.monotonic()
+        answer = httpx.post(
+            f"{base}/v1/ask",
+            json={"question": "How many weeks of leave?"},
+            headers={"Authorization": f"Bearer {secret}"},
+        )
+        assert answer.status_code == 200 and time.monotonic() - at < 1.0
+        assert slow.loads == 1  # the first answer loaded nothing
+
+
+def test_readyz_is_503_until_the_models_are_loaded_and_200_after(tmp_path: Path) -> None:
+    app = create_app(
+        ServerConfig(store_url=f"sqlite:///{tmp_path / 'qb.db'}", provider=SlowToLoad(0.2))
+    )
+    state: ServerState = app.state.server
+    # (httpx's ASGI transport runs no lifespan: the app has not warmed)
+    cold = call(app, "GET", "/readyz")
+    assert cold.status_code == 503 and "not loaded yet" in cold.json()["reasons"][0]
+    assert call(app, "GET", "/healthz").status_code == 200  # alive all the same
+    assert state.warm() >= 0.2
+    warm = call(app, "GET", "/readyz")
+    assert warm.status_code == 200 and warm.json()["ready"] is True
+
+
+def test_a_model_that_cannot_load_is_not_ready_and_says_why(tmp_path: Path) -> None:
+    def broken() -> Provider:
+        raise ProviderError("config", "no model file at /nowhere.gguf")
+
+    app = create_app(ServerConfig(store_url=f"sqlite:///{tmp_path / 'qb.db'}", provider=broken))
+    state: ServerState = app.state.server
+    state.warm()
+    reply = call(app, "GET", "/readyz")
+    assert reply.status_code == 503 and "warming up failed" in reply.json()["reasons"][0]
