@@ -74,3 +74,21 @@ def test_a_model_that_cannot_load_is_not_ready_and_says_why(tmp_path: Path) -> N
     state.warm()
     reply = call(app, "GET", "/readyz")
     assert reply.status_code == 503 and "warming up failed" in reply.json()["reasons"][0]
+
+
+def test_warming_embeds_the_stores_chunks_so_the_first_question_embeds_only_itself(
+    tmp_path: Path,
+) -> None:
+    from kits.serverkit import fill
+    from quotebound.answering.rerank import DenseReranker
+
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        fill(store)
+        chunks = sum(d.chunks for d in store.documents() if d.current and not d.deleted)
+    app = create_app(ServerConfig(store_url=url, rerank=DenseReranker.beside))
+    state: ServerState = app.state.server
+    state.warm()
+    reranker = state.reranker.get() if state.reranker is not None else None
+    assert reranker is not None and chunks > 0
+    assert reranker.cached == chunks  # every chunk, each under its own groups' search

@@ -139,6 +139,21 @@ def test_deleted_documents_leave_retrieval(store: Store) -> None:
     assert store.search("parental") != []
 
 
+def test_chunks_lists_current_chunks_whatever_their_acl_newest_first(store: Store) -> None:
+    """What a server warms its vectors from: every current chunk, never a deleted or old one."""
+    secret, secret_chunks = make_doc("exec.txt", "Executives get 52 weeks of paid leave.")
+    store.ingest("handbook", *LEAVE)
+    store.ingest("handbook", secret, secret_chunks, acl=["executives"])
+    old, old_chunks = make_doc("old.txt", "An old rule about parking.")
+    store.ingest("handbook", old, old_chunks)
+    store.delete("handbook:old.txt")
+    listed = store.chunks(100)
+    assert listed[0].key == "handbook:exec.txt"  # the newest document first
+    assert {h.key for h in listed} == {"handbook:exec.txt", "handbook:leave.txt"}
+    assert len(listed) == len(LEAVE[1]) + 1 and all(h.hash for h in listed)
+    assert len(store.chunks(1)) == 1
+
+
 @pytest.mark.parametrize("bad", ["", "a:b", " x"])
 def test_bad_corpus_names_are_refused(store: Store, bad: str) -> None:
     with pytest.raises(InputError):

@@ -120,6 +120,22 @@ class DenseReranker:
         chosen = {**known, **fresh}
         return vectors[0], [chosen[key] for key in keys]
 
+    @property
+    def cache_size(self) -> int:
+        """How many chunk vectors the cache keeps."""
+        return self._cache_size
+
+    @property
+    def cached(self) -> int:
+        """How many chunk vectors the cache holds now."""
+        with self._cache_lock:
+            return len(self._cache)
+
+    def remember(self, hits: Sequence[Hit]) -> None:
+        """``hits``' vectors computed into the cache (a server warming before traffic)."""
+        if hits:
+            self._vectors("warm", hits)
+
     def rerank(self, question: str, hits: Sequence[Hit]) -> Reranked:
         """``hits`` (BM25's order, best first) in the fused order; the first ``depth`` are
         re-ranked, any after them keep their place behind."""

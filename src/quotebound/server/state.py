@@ -234,15 +234,34 @@ class ServerState:
                 tier.judge("Quotebound warms up.", "Quotebound warms up before traffic.")
             if self.checker is not None:
                 self.checker.get().answers("What warms up?", "Quotebound warms up.")
-            if self.reranker is not None:
-                hit = Hit("warm", 1, "Quotebound warms up.", "0", 0, 20, 1.0)
-                self.reranker.get().rerank("What warms up?", [hit])
+            if self.reranker is not None:  # the store's chunks, else a batch of their size
+                reranker = self.reranker.get()
+                if not self._warm_vectors(reranker):
+                    text = "Quotebound warms up before it takes traffic. " * 25
+                    hits = [
+                        Hit(f"warm:{n}", 1, f"{n} {text}", f"warm{n}", 0, len(text), 1.0)
+                        for n in range(reranker.depth)
+                    ]
+                    reranker.rerank("What does quotebound do before it takes traffic?", hits)
         except Exception as exc:  # (a warm-up is best effort: the answers say what is wrong)
             self.warm_error = f"{type(exc).__name__}: {exc}"
             log.error("warming up failed: %s", self.warm_error)
             return time.perf_counter() - at
         self.warmed_in = time.perf_counter() - at
         return self.warmed_in
+
+    WARM_BATCH = 256  # chunks embedded per call while warming
+
+    def _warm_vectors(self, reranker: DenseReranker) -> int:
+        """The store's chunks (the newest documents' first, as many as the reranker's cache
+        keeps) embedded into its cache, so that the first questions embed only themselves.
+        Returns how many vectors it added."""
+        start = reranker.cached
+        with self.stores.checkout() as db:
+            hits = db.chunks(reranker.cache_size)
+        for at in range(0, len(hits), self.WARM_BATCH):
+            reranker.remember(hits[at : at + self.WARM_BATCH])
+        return reranker.cached - start
 
     def readiness(self) -> list[str]:
         """Why this worker should not take traffic now; empty when it should: warm, its store

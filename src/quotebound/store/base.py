@@ -276,6 +276,11 @@ class Store(ABC):
         """BM25-ranked chunk occurrences the caller may read, best first."""
 
     @abstractmethod
+    def chunks(self, limit: int) -> list[Hit]:
+        """Up to ``limit`` chunk occurrences of the current documents, newest documents first,
+        whatever their ACL: for warming a cache of vectors, never served to a caller."""
+
+    @abstractmethod
     def documents(self, corpus: str | None = None) -> list[DocumentInfo]:
         """Current versions of the documents (of one corpus), deleted ones included."""
 

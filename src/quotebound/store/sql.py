@@ -154,6 +154,19 @@ class SQLStore(IntegrityMixin, AccessMixin, Store):
         where, params = visible(corpora, groups)
         return self._ranked(terms, where, params, limit)
 
+    def chunks(self, limit: int) -> list[Hit]:
+        with self._read() as cur:
+            cur.execute(
+                self._sql(
+                    f"SELECT {HIT_COLUMNS}, 0 FROM occurrences o "
+                    "JOIN chunk_texts ct ON ct.id = o.chunk_id "
+                    "JOIN documents d ON d.id = o.document_id "
+                    "WHERE d.current = 1 AND d.deleted = 0 ORDER BY d.id DESC, o.id LIMIT ?"
+                ),
+                (limit,),
+            )
+            return [hit_from_row(r) for r in cur.fetchall()]
+
     @abstractmethod
     def _ranked(self, terms: list[str], where: str, params: list[object], limit: int) -> list[Hit]:
         """The best ``limit`` visible occurrences for the OR of ``terms``: the backend's
