@@ -23,6 +23,27 @@ LEAVE = (
     "Employees are entitled to 16 weeks of paid parental leave unless local law provides more. "
     "Leave may be taken in up to three blocks within 12 months of the birth or adoption."
 )
+# a model that quotes the policy for one claim and makes up a quote for another
+FABRICATED = json.dumps(
+    {
+        "answerable": True,
+        "claims": [
+            {
+                "text": "Employees get 16 weeks of paid parental leave.",
+                "citations": [
+                    {
+                        "source": "S1",
+                        "quote": "Employees are entitled to 16 weeks of paid parental leave",
+                    }
+                ],
+            },
+            {
+                "text": "Employees get a company car.",
+                "citations": [{"source": "S1", "quote": "Every employee is given a company car"}],
+            },
+        ],
+    }
+)
 GERMANY = "In Germany, the company tops up statutory parental allowance to full salary."
 
 
@@ -134,29 +155,7 @@ def test_custom_content_and_search_results_cite_their_blocks(
 
 
 def test_a_fabricated_quote_is_never_returned(tmp_path: Path) -> None:
-    fabricated = json.dumps(
-        {
-            "answerable": True,
-            "claims": [
-                {
-                    "text": "Employees get 16 weeks of paid parental leave.",
-                    "citations": [
-                        {
-                            "source": "S1",
-                            "quote": "Employees are entitled to 16 weeks of paid parental leave",
-                        }
-                    ],
-                },
-                {
-                    "text": "Employees get a company car.",
-                    "citations": [
-                        {"source": "S1", "quote": "Every employee is given a company car"}
-                    ],
-                },
-            ],
-        }
-    )
-    provider = ScriptedProvider([fabricated, fabricated])
+    provider = ScriptedProvider([FABRICATED, FABRICATED])
     for base, secret in _served(tmp_path, provider):
         message = _client(base, secret).messages.create(
             model="quotebound-scripted",
@@ -258,29 +257,7 @@ def test_the_docs_example_runs_against_the_server(
 def test_a_stream_carries_only_verified_claims_and_the_sdk_reads_its_citations(
     tmp_path: Path,
 ) -> None:
-    fabricated = json.dumps(
-        {
-            "answerable": True,
-            "claims": [
-                {
-                    "text": "Employees get 16 weeks of paid parental leave.",
-                    "citations": [
-                        {
-                            "source": "S1",
-                            "quote": "Employees are entitled to 16 weeks of paid parental leave",
-                        }
-                    ],
-                },
-                {
-                    "text": "Employees get a company car.",
-                    "citations": [
-                        {"source": "S1", "quote": "Every employee is given a company car"}
-                    ],
-                },
-            ],
-        }
-    )
-    provider = ScriptedProvider([fabricated] * 4)
+    provider = ScriptedProvider([FABRICATED] * 4)
     for base, secret in _served(tmp_path, provider):
         request = {
             "model": "quotebound-scripted",
