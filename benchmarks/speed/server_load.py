@@ -19,13 +19,19 @@ For each level of 1, 8 and 32 concurrent clients (each a keep-alive connection s
 next request as soon as the last is answered) it runs for a fixed time and prints requests/s
 and p50/p99 latency.
 
+Before the levels, the time from starting ``serve`` to its listening (each worker warms first)
+and its first ``/v1/ask`` are printed (the cold start). With ``--kill`` (and 2 workers or
+more), one more ask level of 8 clients runs while one worker is killed with SIGKILL halfway:
+``reset`` counts requests whose connection dropped with it, ``hung`` those never answered in
+30 s; the traces are then checked as for any level.
+
 The load generator is Python (httpx, asyncio) on the same machine, so on 2 cores it takes
 CPU from the server: the figures are a floor for what the server does alone.
 
 Run it from the repository root::
 
     .venv/bin/python -m benchmarks.speed.server_load [--seconds 8] [--levels 1,8,32] [--workers 1,2]
-        [--store sqlite|postgresql] [--routes verify,ask]
+        [--store sqlite|postgresql] [--routes verify,ask] [--kill]
 """
 
 from __future__ import annotations
@@ -122,7 +128,7 @@ async def _level(
     """``clients`` concurrent clients posting ``payloads`` in turn to ``route`` for
     ``seconds``; the trace id of every answer goes to ``traces``."""
     latencies: list[float] = []
-    errors = 0
+    errors = reset = hung = 0
     turn = 0
     headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -138,12 +144,19 @@ async def _level(
         deadline = time.perf_counter() + seconds
 
         async def worker() -> None:
-            nonlocal errors, turn
+            nonlocal errors, turn, reset, hung
             while time.perf_counter() < deadline:
                 payload = payloads[turn % len(payloads)]
                 turn += 1
                 started = time.perf_counter()
-                r = await client.post(route, content=payload)
+                try:
+                    r = await client.post(route, content=payload)
+                except httpx.TimeoutException:
+                    hung += 1  # no answer in 30 s
+                    continue
+                except httpx.TransportError:
+                    reset += 1  # the connection dropped (a killed worker's request)
+                    continue
                 latencies.append(time.perf_counter() - started)
                 errors += r.status_code != 200
                 keep(r)
@@ -159,6 +172,8 @@ async def _level(
         "p50_ms": statistics.median(latencies) * 1000,
         "p99_ms": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000,
         "errors": errors,
+        "reset": reset,
+        "hung": hung,
     }
 
 
@@ -169,6 +184,12 @@ def main() -> int:
     parser.add_argument("--workers", default="1,2", help="server processes, comma-separated")
     parser.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--routes", default="verify,ask", help="verify and/or ask")
+    parser.add_argument(
+        "--kill",
+        action="store_true",
+        help="with 2+ workers, one more ask level of 8 clients during which a worker is "
+        "killed (kill -9) halfway: every request answered or refused, none hung, no trace lost",
+    )
     args = parser.parse_args()
     levels = [int(n) for n in args.levels.split(",")]
     cluster: Cluster | None = None
@@ -197,16 +218,27 @@ def main() -> int:
         f"{os.cpu_count()} CPUs; uvicorn worker processes as listed; client on the same machine"
     )
     print()
-    print("| route | workers | clients | requests | requests/s | p50 ms | p99 ms | errors |")
-    print("|---|--------:|--------:|---------:|-----------:|-------:|-------:|-------:|")
+    print(
+        "| route | workers | clients | requests | requests/s | p50 ms | p99 ms | errors "
+        "| reset | hung |"
+    )
+    print("|---|--------:|--------:|---------:|-----------:|-------:|-------:|-------:|---:|---:|")
     for r in rows:
         print(
             f"| {r['route']} | {r['workers']:>7} | {r['clients']:>7} | {r['requests']:>8} | "
-            f"{r['rps']:>10.0f} | {r['p50_ms']:>6.2f} | {r['p99_ms']:>6.2f} | {r['errors']:>6} |"
+            f"{r['rps']:>10.0f} | {r['p50_ms']:>6.2f} | {r['p99_ms']:>6.2f} | {r['errors']:>6} "
+            f"| {r['reset']} | {r['hung']} |"
         )
     print()
     for line in dict.fromkeys(r["traces"] for r in rows if r.get("traces")):
         print(line)
+    for r in rows:
+        if r.get("cold"):
+            c = r["cold"]
+            print(
+                f"# cold start, {r['workers']} worker(s): `serve` to listening (warm) "
+                f"{c['listening_s']:.1f} s; its first /v1/ask {c['first_ms']:.0f} ms"
+            )
     return 0
 
 
@@ -233,9 +265,20 @@ def _run(
                 doc = LoadedDocument(f"policy-{s.id}.txt", s.text, "text/plain", title=s.title)
                 store.ingest("policies", doc, chunk_document(doc))
         port = _free_port()
+        began = time.perf_counter()
         proc = _start(url, port, home, workers)
+        listening = time.perf_counter() - began
         base = f"http://127.0.0.1:{port}"
         try:
+            first = time.perf_counter()
+            first_answer = httpx.post(
+                f"{base}/v1/ask",
+                content=_questions()[0],
+                timeout=60,
+                headers={"Authorization": f"Bearer {secret}", "Content-Type": "application/json"},
+            )
+            first_answer.raise_for_status()
+            cold = {"listening_s": listening, "first_ms": (time.perf_counter() - first) * 1000}
             check = httpx.post(
                 f"{base}/v1/verify",
                 content=payload,
@@ -248,16 +291,55 @@ def _run(
             rows = []
             for route in routes:
                 payloads = [payload] if route == "verify" else _questions()
-                traces: list[str] = []
+                # (the cold start's answer is one of the answers whose traces are checked)
+                traces: list[str] = [first_answer.json()["trace_id"]] if route == "ask" else []
                 for n in levels:
                     level = _level(base, secret, payloads, n, args.seconds, f"/v1/{route}", traces)
                     rows.append({"route": route, **asyncio.run(level)})
+                if route == "ask" and args.kill and workers > 1:
+                    level = _level(base, secret, payloads, 8, args.seconds, "/v1/ask", traces)
+                    killed = _kill_one_worker_at(proc.pid, args.seconds / 2)
+                    row = asyncio.run(level)
+                    rows.append({"route": f"ask, worker {killed.result()} killed", **row})
                 if route == "ask":
                     rows[-1]["traces"] = _check_traces(url, traces, workers)
+                rows[-1]["cold"] = cold
         finally:
             proc.terminate()
             proc.wait(timeout=30)
     return [{"workers": workers, **r} for r in rows]
+
+
+def _workers_of(supervisor: int) -> list[int]:
+    """The worker processes of a ``serve --workers`` supervisor (its spawned children)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == supervisor and b"spawn_main" in cmdline:
+            out.append(int(stat.parent.name))
+    return sorted(out)
+
+
+def _kill_one_worker_at(supervisor: int, after: float) -> Any:
+    """Kill one worker of ``supervisor`` with SIGKILL ``after`` seconds from now, in a thread;
+    the returned future gives its pid."""
+    import signal
+    from concurrent.futures import ThreadPoolExecutor
+
+    def kill() -> int:
+        time.sleep(after)
+        victim = _workers_of(supervisor)[0]
+        os.kill(victim, signal.SIGKILL)
+        return victim
+
+    pool = ThreadPoolExecutor(max_workers=1)
+    future = pool.submit(kill)
+    pool.shutdown(wait=False)
+    return future
 
 
 def _check_traces(url: str, traces: list[str], workers: int) -> str:
