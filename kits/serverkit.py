@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -81,3 +82,17 @@ def live_server(app: Any) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=20)
+
+
+def workers_of(supervisor: int) -> list[int]:
+    """The worker processes of a ``serve --workers`` supervisor (its spawned children)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == supervisor and b"spawn_main" in cmdline:
+            out.append(int(stat.parent.name))
+    return sorted(out)

@@ -54,6 +54,7 @@ import httpx
 
 from benchmarks.speed.workload import make_answer, make_sources
 from kits.pgcluster import Cluster, start_cluster
+from kits.serverkit import workers_of
 from quotebound.corpus import LoadedDocument
 from quotebound.ingest.chunker import chunk_document
 from quotebound.store import open_store
@@ -310,20 +311,6 @@ def _run(
     return [{"workers": workers, **r} for r in rows]
 
 
-def _workers_of(supervisor: int) -> list[int]:
-    """The worker processes of a ``serve --workers`` supervisor (its spawned children)."""
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            cmdline = (stat.parent / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if int(fields[1]) == supervisor and b"spawn_main" in cmdline:
-            out.append(int(stat.parent.name))
-    return sorted(out)
-
-
 def _kill_one_worker_at(supervisor: int, after: float) -> Any:
     """Kill one worker of ``supervisor`` with SIGKILL ``after`` seconds from now, in a thread;
     the returned future gives its pid."""
@@ -332,7 +319,7 @@ def _kill_one_worker_at(supervisor: int, after: float) -> Any:
 
     def kill() -> int:
         time.sleep(after)
-        victim = _workers_of(supervisor)[0]
+        victim = workers_of(supervisor)[0]
         os.kill(victim, signal.SIGKILL)
         return victim
 

@@ -92,3 +92,46 @@ def test_warming_embeds_the_stores_chunks_so_the_first_question_embeds_only_itse
     reranker = state.reranker.get() if state.reranker is not None else None
     assert reranker is not None and chunks > 0
     assert reranker.cached == chunks  # every chunk, each under its own groups' search
+
+
+def test_a_killed_worker_is_replaced_and_warm_before_it_answers(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from kits.serverkit import free_port, workers_of
+
+    port = free_port()
+    command = [sys.executable, "-m", "quotebound", "serve", "--provider", "extractive"]
+    command += ["--port", str(port), "--store", f"sqlite:///{tmp_path / 'q.db'}"]
+    command += ["--workers", "2", "--entailment", "off", "--answer-check", "off"]
+    command += ["--fallback", "off", "--rerank", "off"]
+    server = subprocess.Popen(command, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers_of(server.pid)) < 2 or not _ready(base):
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.2)
+        first = workers_of(server.pid)
+        os.kill(first[0], signal.SIGKILL)
+        while True:  # the supervisor starts another
+            now = workers_of(server.pid)
+            if len(now) == 2 and first[0] not in now:
+                break
+            assert time.monotonic() < deadline, f"not replaced: {now}"
+            time.sleep(0.2)
+        for _ in range(20):  # whichever worker answers is warm
+            reply = httpx.get(f"{base}/readyz", timeout=10)
+            assert reply.status_code == 200 and reply.json()["warmed_in_s"] is not None
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _ready(base: str) -> bool:
+    try:
+        return httpx.get(f"{base}/readyz", timeout=1).status_code == 200
+    except httpx.TransportError:
+        return False
