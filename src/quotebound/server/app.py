@@ -17,7 +17,7 @@ import anyio
 from fastapi import FastAPI
 
 from .. import __version__
-from . import messages, pages, routes
+from . import chat, messages, pages, routes
 from .errors import install_error_handlers
 from .middleware import ApiHeaders, BodyLimit
 from .state import ServerConfig, ServerState
@@ -62,4 +62,5 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
     app.include_router(pages.router)
     app.include_router(routes.router)
     app.include_router(messages.router)
+    app.include_router(chat.router)
     return app

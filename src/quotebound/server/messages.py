@@ -451,9 +451,9 @@ def _models(state: ServerState) -> list[str]:
     return list(dict.fromkeys([f"quotebound-{provider.name}", provider.model]))
 
 
-@router.get("/v1/models", tags=["messages"])
 def list_models(request: Request) -> JSONResponse:
-    """The models ``/v1/messages`` answers with, as Anthropic's Models API lists them."""
+    """The models ``/v1/messages`` answers with, as Anthropic's Models API lists them
+    (``GET /v1/models`` answers with it to Anthropic's clients: ``server.chat``)."""
     state: ServerState = request.app.state.server
     try:
         _key_of(request, state)

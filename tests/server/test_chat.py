@@ -1,0 +1,130 @@
+"""``POST /v1/chat/completions`` and ``GET /v1/models`` in OpenAI's shape, spoken to with the
+official ``openai`` SDK against a served app (the extractive model over the HR documents)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from kits.serverkit import fill, live_server
+from quotebound.server import ServerConfig, create_app
+from quotebound.store import open_store
+
+openai = pytest.importorskip("openai")
+
+QUESTION = "How many weeks of paid parental leave do employees get?"
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        fill(store)
+        keys = {"staff": store.create_key(name="staff")[1]}
+        keys["lawyer"] = store.create_key(["legal"], name="lawyer")[1]
+    with live_server(create_app(ServerConfig(store_url=url))) as base:
+        yield base, keys
+
+
+def _client(base: str, key: str) -> Any:
+    return openai.OpenAI(base_url=f"{base}/v1", api_key=key, max_retries=0)
+
+
+def test_models_are_the_corpora_the_key_reads(served: tuple[str, dict[str, str]]) -> None:
+    base, keys = served
+    staff = [m.id for m in _client(base, keys["staff"]).models.list()]
+    lawyer = [m.id for m in _client(base, keys["lawyer"]).models.list()]
+    assert staff[0] == "quotebound" and "quotebound/hr" in staff
+    assert "quotebound/legal" not in staff and "quotebound/legal" in lawyer
+
+
+def test_an_answer_is_markdown_whose_markers_link_to_the_cited_source(
+    served: tuple[str, dict[str, str]],
+) -> None:
+    base, keys = served
+    reply = _client(base, keys["staff"]).chat.completions.create(
+        model="quotebound/hr", messages=[{"role": "user", "content": QUESTION}]
+    )
+    message = reply.choices[0].message
+    text = message.content
+    assert "16 weeks" in text and "Sources:" in text and reply.choices[0].finish_reason == "stop"
+    annotations = message.annotations
+    assert annotations
+    for a in annotations:
+        cited = a.url_citation
+        assert re.fullmatch(r"\[\d+\]", text[cited.start_index : cited.end_index])
+        assert f"({cited.url})" in text
+        opened = httpx.get(cited.url, headers={"Authorization": f"Bearer {keys['staff']}"})
+        assert opened.status_code == 200 and "16 weeks" in opened.text  # the source, as sent
+
+
+def test_a_stream_carries_the_verified_text_annotations_and_source_events(
+    served: tuple[str, dict[str, str]],
+) -> None:
+    base, keys = served
+    stream = _client(base, keys["staff"]).chat.completions.create(
+        model="quotebound", messages=[{"role": "user", "content": QUESTION}], stream=True
+    )
+    text = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+    assert "16 weeks" in text and "Sources:" in text
+    raw = httpx.post(
+        f"{base}/v1/chat/completions",
+        json={
+            "model": "quotebound",
+            "stream": True,
+            "messages": [{"role": "user", "content": QUESTION}],
+        },
+        headers={"Authorization": f"Bearer {keys['staff']}"},
+    ).text
+    events = [json.loads(line[6:]) for line in raw.splitlines() if line.startswith("data: {")]
+    sources = [e["event"] for e in events if "event" in e]
+    assert sources and all(s["type"] == "source" and s["data"]["document"] for s in sources)
+    assert any("16 weeks" in quote for s in sources for quote in s["data"]["document"])
+    assert any(
+        e.get("choices", [{}])[0].get("delta", {}).get("annotations")
+        for e in events
+        if "choices" in e
+    )
+    assert raw.rstrip().endswith("data: [DONE]")
+
+
+def test_an_abstention_an_unreadable_corpus_and_bad_requests(
+    served: tuple[str, dict[str, str]],
+) -> None:
+    base, keys = served
+    client = _client(base, keys["staff"])
+    reply = client.chat.completions.create(
+        model="quotebound/hr",
+        messages=[{"role": "user", "content": "What is the price of a pension plan for dogs?"}],
+    )
+    assert reply.choices[0].message.content.startswith("Not answered from the documents")
+    with pytest.raises(openai.NotFoundError) as missing:
+        client.chat.completions.create(
+            model="quotebound/legal", messages=[{"role": "user", "content": "Merger?"}]
+        )
+    assert missing.value.body["code"] == "model_not_found"
+    with pytest.raises(openai.AuthenticationError):
+        _client(base, "qb_wrong").chat.completions.create(
+            model="quotebound", messages=[{"role": "user", "content": "x"}]
+        )
+    for body in (
+        {"model": "quotebound", "messages": []},
+        {"messages": [{"role": "user", "content": "x"}]},
+    ):
+        bad = httpx.post(
+            f"{base}/v1/chat/completions",
+            json=body,
+            headers={"Authorization": f"Bearer {keys['staff']}"},
+        )
+        assert bad.status_code == 400 and set(bad.json()["error"]) == {
+            "message",
+            "type",
+            "param",
+            "code",
+        }
