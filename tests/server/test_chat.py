@@ -128,3 +128,36 @@ def test_an_abstention_an_unreadable_corpus_and_bad_requests(
             "param",
             "code",
         }
+
+
+def test_a_signed_link_opens_its_source_without_a_key_until_altered_or_expired(
+    served: tuple[str, dict[str, str]],
+) -> None:
+    base, keys = served
+    reply = _client(base, keys["staff"]).chat.completions.create(
+        model="quotebound/hr", messages=[{"role": "user", "content": QUESTION}]
+    )
+    link = reply.choices[0].message.annotations[0].url_citation.url
+    assert "/shared/" in link and "sig=" in link
+    opened = httpx.get(link)  # no key
+    assert opened.status_code == 200 and "16 weeks" in opened.text
+    assert "sandbox" in opened.headers["content-security-policy"]
+    altered = link.replace("sig=", "sig=0")
+    other_source = re.sub(r"/S(\d+)\?", lambda m: f"/S{int(m.group(1)) + 1}?", link)
+    expired = re.sub(r"exp=\d+", "exp=1000000000", link)
+    for bad in (altered, other_source, expired, link.split("?")[0]):
+        refused = httpx.get(bad)
+        assert refused.status_code == 403 and "not valid" in refused.text, bad
+
+
+def test_links_live_as_long_as_configured() -> None:
+    from quotebound.server.links import LinkSigner
+
+    signer = LinkSigner(b"k" * 32, days=1)
+    path = signer.path("1a2b", "S1", now=1_000_000)
+    exp, sig = re.findall(r"exp=(\d+)&sig=(\w+)", path)[0]
+    assert int(exp) == 1_000_000 + 86400
+    assert signer.valid("1a2b", "S1", exp, sig, now=1_000_000 + 86399)
+    assert not signer.valid("1a2b", "S1", exp, sig, now=1_000_000 + 86401)
+    assert not signer.valid("1a2c", "S1", exp, sig, now=1_000_000)
+    assert not LinkSigner(b"x" * 32, days=1).valid("1a2b", "S1", exp, sig, now=1_000_000)

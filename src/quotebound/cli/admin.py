@@ -148,6 +148,19 @@ _BUDGET = Budget()  # the defaults of the serve options
 @fallback_option
 @rerank_option
 @named_option
+@click.option(
+    "--public-url",
+    metavar="URL",
+    help="The service's address as users reach it (https://qb.example.com): links in chat "
+    "replies are written with it (default: the address each request came to).",
+)
+@click.option(
+    "--link-days",
+    type=click.FloatRange(min=0.01),
+    default=30.0,
+    show_default=True,
+    help="How long a signed link to a cited source opens without a key.",
+)
 @store_option
 def serve_cmd(
     host: str,
@@ -168,6 +181,8 @@ def serve_cmd(
     fallback: str,
     rerank: str,
     named_first: str,
+    public_url: str | None,
+    link_days: float,
     store_url: str | None,
 ) -> int:
     """Run the HTTP service and the web page (Ctrl-C stops it). Callers need an API key
@@ -218,7 +233,11 @@ def serve_cmd(
         fallback=fallback,
         rerank=rerank,
         named_first=named_first == "on",
+        public_url=public_url,
+        link_days=link_days,
     )
+    if public_url is not None and not public_url.startswith(("http://", "https://")):
+        raise InputError(f"--public-url must start with http:// or https://, got {public_url!r}")
     click.echo(
         f"quotebound serving on http://{host}:{port}/ with {workers} worker(s) (Ctrl-C stops)",
         err=True,

@@ -5,7 +5,7 @@ Each corpus the key may read is a model (``quotebound/hr``; ``quotebound`` for a
 The last user message is the question, answered as ``/v1/ask`` answers it (``serve``'s model
 and parts, verified, repaired once, or a helpful abstention) and traced under the key. The
 answer is Markdown: each kept claim followed by its markers ``[1]`` written as links to the
-cited source as it was sent (the trace's source page, the quote marked), then a short
+cited source as it was sent (a signed page, the quote marked), then a short
 "Sources" list; ``message.annotations`` holds a ``url_citation`` over each marker. Streamed
 (``"stream": true``), the same text in ``delta.content`` chunks once it is verified (never a
 word before), the annotations, one Open WebUI ``source`` event per cited source with its
@@ -16,8 +16,9 @@ stream with an error chunk. Errors are OpenAI's envelope
 ``GET /v1/models`` answers in Anthropic's shape to Anthropic's clients (``anthropic-version``
 or ``x-api-key`` sent: ``server.messages``) and in OpenAI's to every other.
 
-Not done yet (docs/chat-ui.md): a follow-up leaning on the turn before is answered as its own
-words say (no rewrite from the history); links need the API key (no signed public links).
+Each link is signed for one source of the answer's trace (``server.links``) and opens without
+a key for ``link_days``. Not done yet (docs/chat-ui.md): a follow-up leaning on the turn
+before is answered as its own words say (no rewrite from the history).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from ..pipeline import Answer
 from ..store import ApiKey
 from . import messages
 from .answers import run_ask
+from .links import LinkSigner
 from .schemas import AskIn
 from .state import ServerState
 
@@ -158,10 +160,10 @@ async def chat_completions(request: Request) -> Response:
             ) from None
         future = state.start(run_ask, state, asked, key)
         future.add_done_callback(state.release)
-        base = str(request.base_url).rstrip("/")
+        base = (state.config.public_url or str(request.base_url)).rstrip("/")
         if body.get("stream") is True:
             return StreamingResponse(
-                _chunks(future, model, base),
+                _chunks(future, model, base, state.links),
                 media_type="text/event-stream",
                 headers={"Cache-Control": "no-cache"},
             )
@@ -170,7 +172,7 @@ async def chat_completions(request: Request) -> Response:
         return exc.reply()
     if answer.status == "provider_error":
         return ChatError(f"the model failed: {answer.error}", 502, "upstream_error").reply()
-    text, annotations, _ = render(answer, base)
+    text, annotations, _ = render(answer, base, state.links)
     reply = {
         "id": f"chatcmpl-{answer.trace_id}",
         "object": "chat.completion",
@@ -188,9 +190,12 @@ async def chat_completions(request: Request) -> Response:
     return JSONResponse(reply, headers={"quotebound-trace-id": answer.trace_id or ""})
 
 
-def render(answer: Answer, base: str) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]]]:
+def render(
+    answer: Answer, base: str, signer: LinkSigner | None = None
+) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]]]:
     """The answer as Markdown, the ``url_citation`` annotations over its markers, and Open
-    WebUI's source events (one per cited source, its verified quotes)."""
+    WebUI's source events (one per cited source, its verified quotes); each link a signed
+    one (``signer``: opens without a key), else the API's trace source page."""
     if not answer.claims:
         a = answer.abstention
         said = "the documents do not answer this" if a is None else a.missing
@@ -204,7 +209,7 @@ def render(answer: Answer, base: str) -> tuple[str, list[dict[str, Any]], list[d
         text += claim.text
         for number in claim.cards:
             card = cards[number]
-            link = _link(base, trace, card.quotes[0].source if card.quotes else None)
+            link = _link(base, trace, card.quotes[0].source if card.quotes else None, signer)
             marker = f"[{number}]"
             start = len(text) + 2  # the marker "[n]" inside " [[n]](link)"
             text += f" [{marker}]({link})"
@@ -217,7 +222,7 @@ def render(answer: Answer, base: str) -> tuple[str, list[dict[str, Any]], list[d
     events = []
     for card in answer.cards:
         sid = card.quotes[0].source if card.quotes else None
-        link = _link(base, trace, sid)
+        link = _link(base, trace, sid, signer)
         page = next((q.page for q in card.quotes if q.page), None)
         where = f", page {page}" if page else ""
         lines.append(f"[{card.number}] [{card.label}{where}]({link})")
@@ -239,13 +244,17 @@ def render(answer: Answer, base: str) -> tuple[str, list[dict[str, Any]], list[d
     return text + "\n".join(lines), annotations, events
 
 
-def _link(base: str, trace: str | None, sid: str | None) -> str:
+def _link(base: str, trace: str | None, sid: str | None, signer: LinkSigner | None) -> str:
     if trace is None or sid is None:
         return base
+    if signer is not None:
+        return base + signer.path(trace, sid)
     return f"{base}/v1/traces/{trace}/sources/{sid}/document"
 
 
-async def _chunks(future: Future[Answer], model: str, base: str) -> AsyncIterator[str]:
+async def _chunks(
+    future: Future[Answer], model: str, base: str, signer: LinkSigner
+) -> AsyncIterator[str]:
     """The answer as Chat Completions chunks once it is verified; then ``[DONE]``."""
     created = int(time.time())
 
@@ -274,7 +283,7 @@ async def _chunks(future: Future[Answer], model: str, base: str) -> AsyncIterato
         yield "data: [DONE]\n\n"
         return
     ident = answer.trace_id or ""
-    text, annotations, events = render(answer, base)
+    text, annotations, events = render(answer, base, signer)
     yield chunk({"role": "assistant", "content": ""}, ident=ident)
     pieces = text.split("\n\n")
     for n, piece in enumerate(pieces):  # (joined, the chunks are exactly the text)

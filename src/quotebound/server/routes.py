@@ -211,6 +211,26 @@ def get_document_page(trace_id: TraceId, sid: Sid, key: Caller, db: Db) -> Respo
     return Response(page, media_type="text/html; charset=utf-8", headers=headers)
 
 
+@router.get("/shared/{trace_id}/{sid}", tags=["traces"], response_model=None)
+def shared_source(
+    trace_id: TraceId, sid: Sid, state: State, db: Db, exp: str = "", sig: str = ""
+) -> Response:
+    """A cited source opened by a signed link (``server.links``), without a key: the page of
+    ``.../sources/{sid}/document`` as a caller of no group sees it (the whole document only
+    when it is public, else the source's text as it was sent). An altered or expired link is
+    a 403 page."""
+    if not _TRACE_ID.match(trace_id) or not state.links.valid(trace_id, sid, exp, sig[:128]):
+        page = (
+            "<!doctype html><meta charset=utf-8><title>Link not valid</title>"
+            "<p>This link to a cited source is not valid: it has expired or was altered. "
+            "Ask for a new answer, or open the source with your API key.</p>"
+        )
+        return Response(page, status_code=403, media_type="text/html; charset=utf-8")
+    page = document_page(db, db.get_trace(trace_id), sid, ())
+    headers = {**_ORIGINAL_HEADERS, "Content-Security-Policy": _SANDBOX}
+    return Response(page, media_type="text/html; charset=utf-8", headers=headers)
+
+
 @router.get("/v1/traces/{trace_id}/sources/{sid}/highlights", tags=["traces"])
 def get_highlights(trace_id: TraceId, sid: Sid, key: Caller, db: Db) -> dict[str, Any]:
     """Where the source's verified quotes stand on the pages of its original PDF: per page,

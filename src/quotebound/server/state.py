@@ -74,10 +74,18 @@ class ServerConfig:
     # Make every part and run each model once before the app takes traffic (``warm``); False:
     # each is made by the first answer that needs it, as before
     warm: bool = True
+    # Links to a cited source without a key (``server.links``): how long they open, and the
+    # absolute address links are written with (``serve --public-url``; None: the request's)
+    link_days: float = 30.0
+    public_url: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.fallback, bool) and self.fallback not in FALLBACKS:
             raise ValueError(f"unknown fallback {self.fallback!r}: {', '.join(FALLBACKS)}")
+        if not self.link_days > 0:
+            raise ValueError(f"link_days must be positive, got {self.link_days!r}")
+        if self.public_url is not None and not self.public_url.startswith(("http://", "https://")):
+            raise ValueError(f"public_url must start with http:// or https://: {self.public_url!r}")
 
 
 class Stores:
@@ -204,6 +212,10 @@ class ServerState:
         self.reranker = Once(partial(self._reranker, rerank), "reranker") if rerank else None
         self.admission = Admission(config.max_waiting)
         self._pool = ThreadPoolExecutor(max_workers=config.ask_workers, thread_name_prefix="qb-ask")
+        from ..store import data_dir
+        from .links import LinkSigner, link_secret
+
+        self.links = LinkSigner(link_secret(data_dir()), config.link_days)
         self.warmed_in: float | None = None  # seconds ``warm`` took; None: not warm (yet)
         self.warm_error: str | None = None  # why warming failed, when it did
 

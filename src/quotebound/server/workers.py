@@ -57,6 +57,8 @@ class ServeOptions:
     fallback: str = "off"  # extractive, covering: the sources' own sentences, when it would abstain
     rerank: str = "off"  # dense: BM25's hits re-ranked with MiniLM before packing, or off
     named_first: bool = True  # the chunks of the documents a question names first
+    public_url: str | None = None  # the absolute address links are written with
+    link_days: float = 30.0  # how long a signed link to a cited source opens
 
     def to_env(self) -> str:
         return json.dumps(dataclasses.asdict(self))
@@ -86,6 +88,8 @@ class ServeOptions:
             fallback=self.fallback if self.answer_check != "off" else "off",
             rerank=self.reranker(),
             named_first=self.named_first,
+            public_url=self.public_url,
+            link_days=self.link_days,
         )
 
     # What makes each part, in the worker on its first use: the factories of
