@@ -161,3 +161,15 @@ def test_links_live_as_long_as_configured() -> None:
     assert not signer.valid("1a2b", "S1", exp, sig, now=1_000_000 + 86401)
     assert not signer.valid("1a2c", "S1", exp, sig, now=1_000_000)
     assert not LinkSigner(b"x" * 32, days=1).valid("1a2b", "S1", exp, sig, now=1_000_000)
+
+
+def test_every_worker_of_a_machine_signs_with_the_same_key(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from quotebound.server.links import link_secret
+
+    with ThreadPoolExecutor(8) as pool:
+        keys = set(pool.map(lambda _: link_secret(tmp_path / "home"), range(16)))
+    assert len(keys) == 1 and len(next(iter(keys))) == 64
+    assert [p.name for p in (tmp_path / "home").iterdir()] == ["link-secret"]
+    assert (tmp_path / "home" / "link-secret").stat().st_mode & 0o077 == 0

@@ -29,15 +29,20 @@ def link_secret(home: Path) -> bytes:
     if given:
         return given.encode()
     path = home / SECRET_FILE
-    if not path.exists():
+    if not path.exists():  # made whole, then linked in: workers starting at once agree
         home.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        draft = home / f"{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             os.write(fd, secrets.token_hex(32).encode())
-        except BaseException:
+        finally:
             os.close(fd)
-            raise
-        os.close(fd)
+        try:
+            os.link(draft, path)
+        except FileExistsError:
+            pass  # another worker's key stands
+        finally:
+            draft.unlink()
     return path.read_bytes().strip()
 
 
