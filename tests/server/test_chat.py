@@ -173,3 +173,18 @@ def test_every_worker_of_a_machine_signs_with_the_same_key(tmp_path: Path) -> No
     assert len(keys) == 1 and len(next(iter(keys))) == 64
     assert [p.name for p in (tmp_path / "home").iterdir()] == ["link-secret"]
     assert (tmp_path / "home" / "link-secret").stat().st_mode & 0o077 == 0
+
+
+def test_a_home_that_cannot_be_written_still_signs_and_says_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from quotebound.server.links import SECRET_ENV, link_secret
+
+    monkeypatch.delenv(SECRET_ENV, raising=False)
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    with caplog.at_level("WARNING", logger="quotebound.server"):
+        key = link_secret(blocked / "home")
+    assert len(key) == 64 and "no link key could be kept" in caplog.text
+    monkeypatch.setenv(SECRET_ENV, "shared-by-every-host")
+    assert link_secret(blocked / "home") == b"shared-by-every-host"

@@ -14,20 +14,39 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import os
 import secrets
 import time
 from pathlib import Path
+
+log = logging.getLogger("quotebound.server")
 
 SECRET_ENV = "QUOTEBOUND_LINK_SECRET"
 SECRET_FILE = "link-secret"
 
 
 def link_secret(home: Path) -> bytes:
-    """The signing key: the environment's, else the data directory's (made once)."""
+    """The signing key: the environment's, else the data directory's (made once); where that
+    cannot be written (a read-only home), one of this process's own, said in the log: its
+    links then open only while it runs, and only on it."""
     given = os.environ.get(SECRET_ENV, "").strip()
     if given:
         return given.encode()
+    try:
+        return _kept_secret(home)
+    except OSError as exc:
+        log.warning(
+            "no link key could be kept in %s (%s): set %s; links will open only on this "
+            "worker while it runs",
+            home,
+            exc,
+            SECRET_ENV,
+        )
+        return secrets.token_hex(32).encode()
+
+
+def _kept_secret(home: Path) -> bytes:
     path = home / SECRET_FILE
     if not path.exists():  # made whole, then linked in: workers starting at once agree
         home.mkdir(parents=True, exist_ok=True)
