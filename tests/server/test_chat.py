@@ -188,3 +188,38 @@ def test_a_home_that_cannot_be_written_still_signs_and_says_so(
     assert len(key) == 64 and "no link key could be kept" in caplog.text
     monkeypatch.setenv(SECRET_ENV, "shared-by-every-host")
     assert link_secret(blocked / "home") == b"shared-by-every-host"
+
+
+def test_a_follow_up_is_asked_with_the_question_it_leans_on(tmp_path: Path) -> None:
+    from kits.serverkit import live_server as serve_app
+    from quotebound.ingest import chunk_document, load_file
+    from quotebound.server.chat import asked
+
+    assert asked(["How long is leave?", "And for contractors?"]) == (
+        "How long is leave? And for contractors?"
+    )
+    assert asked(["How long is leave?", "Which laptops do contractors get?"]) == (
+        "Which laptops do contractors get?"
+    )
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    handbook = Path(__file__).resolve().parents[2] / "examples" / "handbook"
+    with open_store(url) as store:
+        key = store.create_key(name="k")[1]
+        for path in sorted(handbook.iterdir()):
+            doc = load_file(path, path.name)
+            store.ingest("handbook", doc, chunk_document(doc))
+    with serve_app(create_app(ServerConfig(store_url=url))) as base:
+        turns = [
+            {"role": "user", "content": "How many weeks of paid parental leave do employees get?"},
+            {"role": "assistant", "content": "Employees are entitled to 16 weeks. [1]"},
+            {"role": "user", "content": "And for contractors?"},
+        ]
+        reply = _client(base, key).chat.completions.create(model="quotebound", messages=turns)
+        text = reply.choices[0].message.content
+        assert "Contractors are not eligible for company-paid parental leave" in text
+        # (asked alone, "And for contractors?" is answered with their invoices and laptops too)
+        assert "laptops" not in text and "invoice" not in text
+        trace_id = reply.id.removeprefix("chatcmpl-")
+        with open_store(url) as store:
+            assert store.get_trace(trace_id).question.endswith("And for contractors?")
+            assert store.get_trace(trace_id).question.startswith("How many weeks")

@@ -17,8 +17,8 @@ stream with an error chunk. Errors are OpenAI's envelope
 or ``x-api-key`` sent: ``server.messages``) and in OpenAI's to every other.
 
 Each link is signed for one source of the answer's trace (``server.links``) and opens without
-a key for ``link_days``. Not done yet (docs/chat-ui.md): a follow-up leaning on the turn
-before is answered as its own words say (no rewrite from the history).
+a key for ``link_days``. A follow-up that leans on the question before it ("And for
+contractors?") is asked with it (``asked``), as the trace records.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def list_models(request: Request) -> Response:
 
 
 def _question(body: Any) -> tuple[str, str]:
-    """The model asked for and the last user message's text."""
+    """The model asked for and the question (``asked``)."""
     if not isinstance(body, dict):
         raise ChatError("the request body must be a JSON object")
     model = body.get("model")
@@ -119,16 +119,46 @@ def _question(body: Any) -> tuple[str, str]:
     users = [t for t in turns if isinstance(t, dict) and t.get("role") == "user"]
     if not users:
         raise ChatError("messages: no user message to answer", code="invalid_value")
-    content = users[-1].get("content")
+    said = [_earlier(u.get("content")) for u in users[:-1]] + [_text_of(users[-1].get("content"))]
+    if not said[-1]:
+        raise ChatError("messages: the last user message has no text", code="invalid_value")
+    return model, asked(said)
+
+
+def _earlier(content: Any) -> str:
+    """An earlier user message's text (an image in it is no error: it is not asked now)."""
+    try:
+        return _text_of(content)
+    except ChatError:
+        return ""
+
+
+def _text_of(content: Any) -> str:
     if isinstance(content, list):
         parts = [p for p in content if isinstance(p, dict)]
         if any(p.get("type") not in ("text", None) for p in parts):
             kinds = sorted({str(p.get("type")) for p in parts} - {"text"})
             raise ChatError(f"messages: {', '.join(kinds)} content cannot be served; text only")
         content = " ".join(str(p.get("text", "")) for p in parts)
-    if not isinstance(content, str) or not content.strip():
-        raise ChatError("messages: the last user message has no text", code="invalid_value")
-    return model, content.strip()
+    return content.strip() if isinstance(content, str) else ""
+
+
+# A follow-up that leans on the question before it: "And for contractors?", "What about
+# Germany?", "Also in 2025?" (it opens so), or one of at most this many words.
+_LEANING = ("and ", "what about ", "how about ", "also ", "what if ", "but ", "or ")
+FOLLOW_UP_WORDS = 4
+
+
+def asked(questions: list[str]) -> str:
+    """The question a conversation asks now: its last user message, read with the one before
+    it when it leans on it (``_LEANING``, or ``FOLLOW_UP_WORDS`` words at most): "How many
+    weeks of paid parental leave do employees get? And for contractors?". Retrieval and the
+    answer check read both; the trace records the question as asked."""
+    last = questions[-1]
+    if len(questions) < 2:
+        return last
+    leans = last.casefold().startswith(_LEANING) or len(last.split()) <= FOLLOW_UP_WORDS
+    return f"{questions[-2]} {last}" if leans else last
 
 
 @router.post("/v1/chat/completions", tags=["chat"], response_model=None)
