@@ -17,7 +17,7 @@ from .parsing import ParsedCitation, ParsedClaim
 from .reasons import REANCHORABLE
 from .sources import WorkingSet
 from .text.normalize import normalize
-from .text.sentences import sentence_spans
+from .text.sentences import sentences_around
 from .text.words import EDGE_PUNCTUATION
 from .verdict import DEFAULT_POLICY, Claim, Policy, Verdict, verdict_status
 from .verify import check_claim
@@ -119,17 +119,8 @@ def _sentence_at(ws: WorkingSet, sid: str, span: tuple[int, int]) -> str | None:
     src = ws.get(sid)
     if src is None or src.kind == "user":
         return None
-    start = end = None
-    for a, b in sentence_spans(src.text):
-        if a <= span[0] < b or (start is None and span[0] < a):
-            start = a if start is None else start
-        if start is not None:
-            end = b
-            if b >= span[1]:
-                break
-    if start is None or end is None:
-        return None
-    return src.text[start:end].strip() or None
+    around = sentences_around(src.text, span[0], span[1])
+    return None if around is None else src.text[around[0] : around[1]].strip() or None
 
 
 def _negated(text: str) -> bool:

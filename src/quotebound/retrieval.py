@@ -80,7 +80,6 @@ def pieces(sources: Sequence[Source], question: str) -> list[Source]:
     """``sources`` with each longer than ``PIECE_CHARS`` cut into whole-sentence pieces (the
     chunker's), each keeping its source's key, title, URL, date and page, in its source's
     place, those sharing more of the question's words first (then in their order)."""
-    asked = {w for w in re.findall(r"\w+", question.casefold()) if len(w) > 2}
     out: list[Source] = []
     for src in sources:
         if len(src.text) <= PIECE_CHARS:
@@ -88,7 +87,13 @@ def pieces(sources: Sequence[Source], question: str) -> list[Source]:
             continue
         doc = LoadedDocument(src.key or src.id, src.text, "text/plain")
         pieces = [replace(src, text=c.text) for c in chunk_document(doc, max_chars=PIECE_CHARS)]
-        shared = [len(asked & set(re.findall(r"\w+", p.text.casefold()))) for p in pieces]
-        order = sorted(range(len(pieces)), key=lambda i: -shared[i])  # (stable: then in order)
-        out += [pieces[i] for i in order]
+        out += by_shared_words(question, pieces)
     return out
+
+
+def by_shared_words(question: str, sources: Sequence[Source]) -> list[Source]:
+    """``sources`` with those sharing more of the question's words (over two letters) first,
+    then in their order: how pieces of a source given whole are ranked when not all fit."""
+    asked = {w for w in re.findall(r"\w+", question.casefold()) if len(w) > 2}
+    shared = [len(asked & set(re.findall(r"\w+", s.text.casefold()))) for s in sources]
+    return [sources[i] for i in sorted(range(len(sources)), key=lambda i: -shared[i])]

@@ -177,7 +177,7 @@ def test_bad_input_is_a_tool_error_and_the_server_answers_after(store: str) -> N
     assert "search first" in messages[0]
     assert "query is empty" in messages[1]
     assert "no-such-corpus" in messages[2] and "'board'" in messages[3]
-    assert "at most 200" in messages[7] or "200" in messages[7]
+    assert "at most 200" in messages[7] and "split the answer" in messages[7]
     assert "S404" in messages[8] and "never sent" in messages[8]
     assert "--no-ask" in messages[9]
     assert not last.is_error and last.structured_content["passages"]

@@ -223,3 +223,41 @@ def test_a_follow_up_is_asked_with_the_question_it_leans_on(tmp_path: Path) -> N
         with open_store(url) as store:
             assert store.get_trace(trace_id).question.endswith("And for contractors?")
             assert store.get_trace(trace_id).question.startswith("How many weeks")
+
+
+def test_a_failing_model_is_openais_error_and_ends_a_stream_with_an_error_chunk(
+    tmp_path: Path,
+) -> None:
+    from quotebound.providers.base import ProviderError
+    from quotebound.providers.scripted import ScriptedProvider
+
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        fill(store)
+        key = store.create_key(name="k")[1]
+
+    def broken() -> Any:
+        raise ProviderError("config", "no model file at /nowhere.gguf")
+
+    with live_server(create_app(ServerConfig(store_url=url, provider=broken, warm=False))) as base:
+        with _client(base, key) as client, pytest.raises(openai.APIStatusError) as raised:
+            client.chat.completions.create(
+                model="quotebound", messages=[{"role": "user", "content": QUESTION}]
+            )
+        assert raised.value.status_code == 503
+        assert set(raised.value.body) >= {"message", "type", "code"}
+    spent = ScriptedProvider([])  # every call fails: the model cannot answer
+    with live_server(create_app(ServerConfig(store_url=url, provider=lambda: spent))) as base:
+        raw = httpx.post(
+            f"{base}/v1/chat/completions",
+            json={
+                "model": "quotebound",
+                "stream": True,
+                "messages": [{"role": "user", "content": QUESTION}],
+            },
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=30,
+        ).text
+        events = [line for line in raw.splitlines() if line.startswith("data: ")]
+        assert json.loads(events[0][6:])["error"]["code"] == "upstream_error"
+        assert events[-1] == "data: [DONE]"

@@ -375,3 +375,30 @@ def test_a_request_over_the_body_limit_is_request_too_large(tmp_path: Path) -> N
         with pytest.raises(anthropic.APIStatusError) as raised:
             _client(base, secret).messages.create(**big)
         assert raised.value.status_code == 413
+
+
+def test_a_model_that_cannot_be_made_is_an_api_error_in_anthropics_envelope(
+    tmp_path: Path,
+) -> None:
+    from quotebound.providers.base import ProviderError
+
+    def broken() -> Any:
+        raise ProviderError("config", "no model file at /nowhere.gguf")
+
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        secret = store.create_key(name="sdk")[1]
+    app = create_app(ServerConfig(store_url=url, provider=broken, warm=False))
+    with live_server(app) as base:
+        request = {
+            "model": "quotebound-local",
+            "max_tokens": 10,
+            "messages": [
+                {"role": "user", "content": [_text_document(LEAVE), {"type": "text", "text": "?"}]}
+            ],
+        }
+        reply = httpx.post(f"{base}/v1/messages", json=request, headers={"x-api-key": secret})
+        assert reply.status_code == 500 and reply.json()["type"] == "error"
+        assert reply.json()["error"]["type"] == "api_error"
+        with _client(base, secret) as client, pytest.raises(anthropic.InternalServerError):
+            client.models.list()

@@ -25,9 +25,10 @@ from fastapi.responses import StreamingResponse
 
 from ..defaults import make_fallback
 from ..packing import DEFAULT_BUDGET_CHARS
-from ..pipeline import Answer, AskOptions, Progress, ask
+from ..pipeline import Answer, AskOptions, Progress, ask, ask_sources
 from ..providers import ExtractiveProvider, Provider
-from ..store import ApiKey
+from ..sources import Source
+from ..store import ApiKey, TraceRecord
 from .errors import reply_for
 from .schemas import AskIn
 from .state import ServerState
@@ -48,6 +49,20 @@ def run_ask(
     guard = nullcontext() if provider.thread_safe else state.model.call_lock
     with guard, state.stores.checkout() as db:
         return ask(body.question, db, provider, options, progress)
+
+
+def run_ask_sources(
+    state: ServerState, key: ApiKey, question: str, sources: Sequence[Source]
+) -> tuple[Answer, TraceRecord | None]:
+    """One answer from ``sources`` given in the request (``pipeline.ask_sources``, with
+    ``served_options``), traced under the key, in the ask pool; and its trace: what an
+    endpoint answering from the documents it is sent runs (``server.messages``)."""
+    provider = state.model.get()
+    guard = nullcontext() if provider.thread_safe else state.model.call_lock
+    with guard, state.stores.checkout() as db:
+        answer = ask_sources(question, sources, provider, served_options(state, key), db)
+        trace = db.get_trace(answer.trace_id) if answer.trace_id else None
+    return answer, trace
 
 
 def served_options(

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import AsyncIterator
 from concurrent.futures import Future
@@ -38,9 +39,12 @@ from ..pipeline import Answer
 from ..store import ApiKey
 from . import messages
 from .answers import run_ask
+from .errors import ApiError
 from .links import LinkSigner
 from .schemas import AskIn
 from .state import ServerState
+
+log = logging.getLogger("quotebound.server")
 
 router = APIRouter()
 
@@ -62,12 +66,16 @@ class ChatError(Exception):
         return JSONResponse(body, status_code=self.status)
 
 
+def _unexpected(exc: Exception) -> ChatError:
+    """A failure the route did not foresee, in OpenAI's words (its reason in the log)."""
+    if isinstance(exc, ApiError):
+        return ChatError(exc.message, exc.http_status, exc.code)
+    log.exception("POST /v1/chat/completions failed")
+    return ChatError("the answer failed; the server's log says why", 500, "server_error")
+
+
 def _key(request: Request, state: ServerState) -> ApiKey:
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    key = None
-    if scheme.lower() == "bearer" and token.strip():
-        with state.stores.checkout() as db:
-            key = db.authenticate(token.strip())
+    key = state.key_for(request.headers)
     if key is None:
         raise ChatError(
             "send Authorization: Bearer KEY (a quotebound key: quotebound keys create)",
@@ -77,10 +85,11 @@ def _key(request: Request, state: ServerState) -> ApiKey:
     return key
 
 
-def _corpora(state: ServerState, key: ApiKey) -> list[str]:
-    """The corpora with a document the key may read, in name order."""
+def _corpora(state: ServerState, key: ApiKey, only: str | None = None) -> list[str]:
+    """The corpora with a document the key may read, in name order (``only``: that one, when
+    the key may read it: a request reads its one corpus, not the whole store's list)."""
     with state.stores.checkout() as db:
-        documents = db.documents()
+        documents = db.documents(only)
     groups = set(key.groups)
     readable = {
         d.corpus
@@ -99,9 +108,11 @@ def list_models(request: Request) -> Response:
     state: ServerState = request.app.state.server
     try:
         key = _key(request, state)
+        names = [MODEL, *(f"{MODEL}/{c}" for c in _corpora(state, key))]
     except ChatError as exc:
         return exc.reply()
-    names = [MODEL, *(f"{MODEL}/{c}" for c in _corpora(state, key))]
+    except Exception as exc:
+        return _unexpected(exc).reply()
     data = [{"id": n, "object": "model", "created": 0, "owned_by": "quotebound"} for n in names]
     return JSONResponse({"object": "list", "data": data})
 
@@ -174,8 +185,12 @@ async def chat_completions(request: Request) -> Response:
         model, question = _question(body)
         if model == MODEL:
             corpus = None
-        elif model.startswith(f"{MODEL}/") and model[len(MODEL) + 1 :] in _corpora(state, key):
-            corpus = [model[len(MODEL) + 1 :]]
+        elif (
+            (name := model.removeprefix(f"{MODEL}/")) != model
+            and name
+            and _corpora(state, key, name)
+        ):
+            corpus = [name]
         else:
             raise ChatError(f"The model '{model}' does not exist", 404, "model_not_found")
         try:
@@ -200,6 +215,8 @@ async def chat_completions(request: Request) -> Response:
         answer = await asyncio.wrap_future(future)
     except ChatError as exc:
         return exc.reply()
+    except Exception as exc:  # never quotebound's envelope, never a traceback
+        return _unexpected(exc).reply()
     if answer.status == "provider_error":
         return ChatError(f"the model failed: {answer.error}", 502, "upstream_error").reply()
     text, annotations, _ = render(answer, base, state.links)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
+import logging
 from collections.abc import AsyncIterator
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -39,18 +39,22 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException
 
-from ..pipeline import Answer, ask_sources
+from ..corpus import LoadedDocument, Page
+from ..ingest.chunker import chunk_document
+from ..pipeline import Answer
+from ..retrieval import PIECE_CHARS, by_shared_words
 from ..sources import Source
 from ..store import ApiKey, TraceRecord
-from ..text.sentences import sentence_spans
-from .answers import served_options
+from ..text.sentences import sentences_around
+from .answers import run_ask_sources
+from .errors import ApiError
 from .state import ServerState
+
+log = logging.getLogger("quotebound.server")
 
 router = APIRouter()
 
-PIECE_CHARS = 1200  # a piece of a document: whole sentences up to about this many characters
 MAX_DOCUMENTS = 100
-_WORDS = re.compile(r"\w+")
 
 
 class MessagesError(Exception):
@@ -64,6 +68,17 @@ class MessagesError(Exception):
 
 def _invalid(message: str) -> MessagesError:
     return MessagesError("invalid_request_error", message)
+
+
+def _unexpected(exc: Exception) -> MessagesError:
+    """A failure the route did not foresee, in Anthropic's words: the service busy is
+    ``overloaded_error`` (529), anything else ``api_error`` (500), its reason in the log."""
+    if isinstance(exc, ApiError) and exc.code == "busy":
+        return MessagesError("overloaded_error", exc.message, 529)
+    if isinstance(exc, ApiError):
+        return MessagesError("api_error", exc.message, 500)
+    log.exception("POST /v1/messages failed")
+    return MessagesError("api_error", "the answer failed; the server's log says why", 500)
 
 
 def _reply(error: MessagesError) -> JSONResponse:
@@ -275,7 +290,6 @@ def sources_of(question: str, documents: list[Document]) -> list[Source]:
     """The documents cut into pieces of whole sentences (a block: a unit of its own), each
     keyed ``doc{i}:{start}`` (``sr{i}:{start}``) by where it starts in its document's text;
     those sharing more of the question's words first (then in their order)."""
-    asked = {w for w in _WORDS.findall(question.casefold()) if len(w) > 2}
     pieces: list[Source] = []
     for doc in documents:
         for start, end, page in _units(doc):
@@ -292,51 +306,23 @@ def sources_of(question: str, documents: list[Document]) -> list[Source]:
                     page=page,
                 )
             )
-    shared = [len(asked & set(_WORDS.findall(p.text.casefold()))) for p in pieces]
-    order = sorted(range(len(pieces)), key=lambda i: -shared[i])
-    return [pieces[i] for i in order]
+    return by_shared_words(question, pieces)
 
 
 def _units(doc: Document) -> list[tuple[int, int, int | None]]:
-    """Where a document's pieces stand: each block; each page's sentence windows (a piece
-    never crosses a page); else the text's sentence windows."""
+    """Where a document's pieces stand: each block; else the chunker's whole-sentence chunks
+    (``ingest.chunk_document``, as ingest cuts a document), each with its first page."""
     if doc.blocks:
         return [(a, b, None) for a, b in doc.blocks]
-    if doc.pages:
-        return [
-            (start + a, start + b, number)
-            for start, end, number in doc.pages
-            for a, b in _sentence_windows(doc.text[start:end])
-        ]
-    return [(a, b, None) for a, b in _sentence_windows(doc.text)]
-
-
-def _sentence_windows(text: str) -> list[tuple[int, int]]:
-    spans = sentence_spans(text) or [(0, len(text))]
-    out: list[tuple[int, int]] = []
-    start, end = spans[0][0], spans[0][1]
-    for a, b in spans[1:]:
-        if b - start > PIECE_CHARS:
-            out.append((start, end))
-            start = a
-        end = b
-    out.append((start, end))
-    return out
+    pages = tuple(Page(number, start, end) for start, end, number in doc.pages)
+    loaded = LoadedDocument(_key(doc), doc.text, "text/plain", doc.title, pages)
+    return [
+        (c.start, c.end, c.pages[0] if c.pages else None)
+        for c in chunk_document(loaded, max_chars=PIECE_CHARS)
+    ]
 
 
 # -- the response -------------------------------------------------------------------------
-
-
-def _sentences_around(text: str, a: int, b: int) -> tuple[int, int]:
-    """The whole sentences of ``text`` that ``[a, b)`` lies in."""
-    start, end = a, b
-    for s, e in sentence_spans(text):
-        if s <= a < e:
-            start = s
-        if s < b <= e:
-            end = e
-            break
-    return start, end
 
 
 def _citation(doc: Document, a: int, b: int) -> dict[str, Any]:
@@ -363,7 +349,7 @@ def _citation(doc: Document, a: int, b: int) -> dict[str, Any]:
             "start_block_index": first,
             "end_block_index": last + 1,
         }
-    s, e = _sentences_around(doc.text, a, b)
+    s, e = sentences_around(doc.text, a, b) or (a, b)
     if doc.pages:
         numbers = [n for start, end, n in doc.pages if start < e and s < end] or [1]
         return {
@@ -428,14 +414,7 @@ def content_of(
 
 
 def _key_of(request: Request, state: ServerState) -> ApiKey:
-    token = request.headers.get("x-api-key", "").strip()
-    if not token:
-        scheme, _, bearer = request.headers.get("authorization", "").partition(" ")
-        token = bearer.strip() if scheme.lower() == "bearer" else ""
-    key = None
-    if token:
-        with state.stores.checkout() as db:
-            key = db.authenticate(token)
+    key = state.key_for(request.headers, x_api_key=True)
     if key is None:
         raise MessagesError(
             "authentication_error",
@@ -457,11 +436,14 @@ def list_models(request: Request) -> JSONResponse:
     state: ServerState = request.app.state.server
     try:
         _key_of(request, state)
+        names = _models(state)
     except MessagesError as exc:
         return _reply(exc)
+    except Exception as exc:
+        return _reply(_unexpected(exc))
     data = [
         {"type": "model", "id": m, "display_name": m, "created_at": "2026-01-01T00:00:00Z"}
-        for m in _models(state)
+        for m in names
     ]
     return JSONResponse(
         {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]}
@@ -491,7 +473,7 @@ async def create_message(request: Request) -> Response:
             state.admit()
         except Exception:
             raise MessagesError("overloaded_error", "too many requests are waiting", 529) from None
-        future = state.start(_answer, state, key, question, sources)
+        future = state.start(run_ask_sources, state, key, question, sources)
         future.add_done_callback(state.release)
         if body.get("stream") is True:
             return StreamingResponse(
@@ -502,6 +484,8 @@ async def create_message(request: Request) -> Response:
         answer, trace = await asyncio.wrap_future(future)
     except MessagesError as exc:
         return _reply(exc)
+    except Exception as exc:  # never quotebound's envelope, never a traceback
+        return _reply(_unexpected(exc))
     if answer.status == "provider_error":
         return _reply(MessagesError("api_error", f"the model failed: {answer.error}", 500))
     response = _message(answer, model, content_of(answer, trace, documents))
@@ -576,18 +560,3 @@ async def _events(
         },
     )
     yield _event("message_stop", {})
-
-
-def _answer(
-    state: ServerState, key: ApiKey, question: str, sources: list[Source]
-) -> tuple[Answer, TraceRecord | None]:
-    """The answer from ``sources`` under the service's parts, and its trace (in the ask pool)."""
-    from contextlib import nullcontext
-
-    options = served_options(state, key)
-    provider = state.model.get()
-    guard = nullcontext() if provider.thread_safe else state.model.call_lock
-    with guard, state.stores.checkout() as db:
-        answer = ask_sources(question, sources, provider, options, db)
-        trace = db.get_trace(answer.trace_id) if answer.trace_id else None
-    return answer, trace

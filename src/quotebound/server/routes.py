@@ -57,16 +57,15 @@ Db = Annotated[Store, Depends(store)]
 
 
 def caller(request: Request, state: State) -> ApiKey:
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise ApiError(
-            401,
-            "unauthorized",
-            "send Authorization: Bearer KEY (create a key with: quotebound keys create)",
-        )
-    with state.stores.checkout() as db:  # given back at once: an ask may wait a long time
-        key = db.authenticate(token.strip())
+    key = state.key_for(request.headers)
     if key is None:
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise ApiError(
+                401,
+                "unauthorized",
+                "send Authorization: Bearer KEY (create a key with: quotebound keys create)",
+            )
         raise ApiError(401, "unauthorized", "unknown or revoked API key")
     return key
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -29,7 +29,7 @@ from ..choices import FALLBACKS
 from ..entailment.base import Backend
 from ..errors import QuoteboundError, StoreError
 from ..providers import ExtractiveProvider, Provider
-from ..store import Store, open_store
+from ..store import ApiKey, Store, open_store
 from .errors import ApiError, provider_unavailable
 
 if TYPE_CHECKING:
@@ -293,6 +293,19 @@ class ServerState:
         if self.admission.count >= self.admission.limit:
             why.append(f"{self.admission.limit} questions are already waiting")
         return why
+
+    def key_for(self, headers: Mapping[str, str], x_api_key: bool = False) -> ApiKey | None:
+        """The API key a request carries (``Authorization: Bearer KEY``; with ``x_api_key``,
+        Anthropic's ``x-api-key`` header first), or None when it carries no valid one. The one
+        reader of keys for every face of the service."""
+        token = headers.get("x-api-key", "").strip() if x_api_key else ""
+        if not token:
+            scheme, _, bearer = headers.get("authorization", "").partition(" ")
+            token = bearer.strip() if scheme.lower() == "bearer" else ""
+        if not token:
+            return None
+        with self.stores.checkout() as db:  # given back at once: an ask may wait a long time
+            return db.authenticate(token)
 
     def admit(self) -> None:
         """Take a place for one question, or refuse it at once: 503 ``busy``."""

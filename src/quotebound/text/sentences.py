@@ -28,6 +28,7 @@ __all__ = [
     "is_sentence_end",
     "reads_as_heading",
     "sentence_spans",
+    "sentences_around",
     "trimmed",
 ]
 
@@ -100,6 +101,20 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
         position = gap_end
     spans.extend(trimmed(text, position, stop))
     return spans
+
+
+def sentences_around(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The whole sentences of ``text`` that ``[start, end)`` lies in (from the sentence that
+    holds ``start``, or the next one, through the one that reaches ``end``), or None."""
+    first = last = None
+    for a, b in sentence_spans(text):
+        if a <= start < b or (first is None and start < a):
+            first = a if first is None else first
+        if first is not None:
+            last = b
+            if b >= end:
+                break
+    return None if first is None or last is None else (first, last)
 
 
 def breaks(text: str, start: int, end: int) -> Iterator[tuple[int, int, bool]]:
