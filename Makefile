@@ -8,7 +8,7 @@ ENSURE_POSTGRES := bash scripts/ensure-debian.sh postgresql "the PostgreSQL test
 	'ls /usr/lib/postgresql/*/bin/initdb || command -v initdb'
 ENSURE_CHROMIUM := bash scripts/ensure-debian.sh chromium "the browser tests" 'test -x /usr/bin/chromium'
 
-.PHONY: demo test fuzz lint typecheck bench screenshots clean
+.PHONY: demo test fuzz lint typecheck bench screenshots chat-ui-check clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "quotebound needs Python 3.11+"'
@@ -47,6 +47,12 @@ bench: $(STAMP)
 screenshots: $(STAMP)
 	@$(ENSURE_CHROMIUM)
 	QB_SCREENSHOTS=docs/img $(BIN)/python -m pytest tests/server/test_web.py -q
+
+# Open WebUI itself (in .chat-ui/venv, about 3 GB, installed once), offline, asking
+# quotebound serve a question; saves docs/img/chat-ui.png. Not part of make test.
+chat-ui-check: $(STAMP)
+	@$(ENSURE_CHROMIUM)
+	$(BIN)/python scripts/chat_ui_check.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis .import_linter_cache

@@ -201,6 +201,15 @@ def test_a_follow_up_is_asked_with_the_question_it_leans_on(tmp_path: Path) -> N
     assert asked(["How long is leave?", "Which laptops do contractors get?"]) == (
         "Which laptops do contractors get?"
     )
+    # a word pointing back at what was asked ("it", "him", "their") leans too, its case and
+    # its punctuation aside; the same words inside others ("items", "theirs") do not
+    assert asked(["What is Last Tango in Halifax?", "Where is It filmed?"]) == (
+        "What is Last Tango in Halifax? Where is It filmed?"
+    )
+    assert asked(["Who is Simba?", "And the voice actor who plays him?"]).startswith("Who")
+    assert asked(["Who is Simba?", "Which items are exempt from prior authorization?"]) == (
+        "Which items are exempt from prior authorization?"
+    )
     url = f"sqlite:///{tmp_path / 'qb.db'}"
     handbook = Path(__file__).resolve().parents[2] / "examples" / "handbook"
     with open_store(url) as store:
