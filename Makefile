@@ -15,6 +15,9 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,local,entail,integrations,mcp]'
+	# an earlier major release of the anthropic SDK, for the Messages API's tests (one venv
+	# cannot hold two releases of a package: beside it, put on PYTHONPATH by the test)
+	$(BIN)/python -m pip install --quiet --no-deps --upgrade --target $(VENV)/sdk/anthropic-0 'anthropic==0.49.0'
 	touch $(STAMP)
 
 demo: $(STAMP)

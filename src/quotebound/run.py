@@ -57,6 +57,8 @@ class Run:
     error: str | None = None  # the provider's error of the last attempt
     # asked once more, the first request, when the answer would be an abstention
     fallback: tuple[Provider, Request] | None = None
+    # the tokens the models reported, over every attempt (``input_tokens``, ``output_tokens``)
+    tokens: dict[str, int] = field(default_factory=dict)
 
     # -- the steps ---------------------------------------------------------------------------
 
@@ -131,6 +133,7 @@ class Run:
             self.attempts.append(TraceAttempt("", error=error))
             return error
         at = self.clock.lap("generate_ms", at)
+        self.count_tokens(completion.usage)
         text = scrub(completion.text)
         fmt = provider.capabilities.answers_in or request.format
         verdict = self.verified(text, request.working_set, fmt, at, request.policy)
@@ -145,6 +148,17 @@ class Run:
             },
         )
         return None
+
+    def count_tokens(self, usage: dict[str, int]) -> None:
+        """A call's token counts added to the run's, under Anthropic's names whatever the
+        provider's (OpenAI's and llama.cpp's ``prompt_tokens`` and ``completion_tokens``)."""
+        for name, alias in (
+            ("input_tokens", "prompt_tokens"),
+            ("output_tokens", "completion_tokens"),
+        ):
+            n = usage.get(name, usage.get(alias))
+            if isinstance(n, int) and n > 0:
+                self.tokens[name] = self.tokens.get(name, 0) + n
 
     def record(self, text: str, verdict: Verdict) -> None:
         """An attempt's output and its verdict, as the trace keeps them."""
@@ -263,6 +277,7 @@ class Run:
             counts["named_documents"] = self.named
         counts["unaddressed"] = len(answer.unaddressed)
         counts["conflicts"] = len(answer.conflicts)
+        counts.update(self.tokens)  # what the models reported spending, where they did
         if answer.answer_check is not None or refused:  # the check refused an answer of this ask
             counts["answer_check_refused"] = int(refused)
         if final is not None:  # which attempt's verdict the answer shows (1-based)

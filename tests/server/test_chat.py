@@ -270,3 +270,12 @@ def test_a_failing_model_is_openais_error_and_ends_a_stream_with_an_error_chunk(
         events = [line for line in raw.splitlines() if line.startswith("data: ")]
         assert json.loads(events[0][6:])["error"]["code"] == "upstream_error"
         assert events[-1] == "data: [DONE]"
+
+
+def test_usage_is_the_models_tokens_in_openais_names() -> None:
+    from quotebound.pipeline import Answer
+    from quotebound.server.chat import usage
+
+    spent = Answer("q", "grounded", counts={"input_tokens": 250, "output_tokens": 60})
+    assert usage(spent) == {"prompt_tokens": 250, "completion_tokens": 60, "total_tokens": 310}
+    assert usage(Answer("q", "grounded"))["total_tokens"] == 0  # a model that reports none

@@ -4,6 +4,9 @@ official ``anthropic`` SDK against a served app (a scripted model, or the extrac
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +15,7 @@ import httpx
 import pytest
 
 from kits.serverkit import live_server
+from quotebound.providers.base import Completion
 from quotebound.providers.extractive import ExtractiveProvider
 from quotebound.providers.scripted import ScriptedProvider
 from quotebound.server import ServerConfig, create_app
@@ -171,6 +175,107 @@ def test_a_fabricated_quote_is_never_returned(tmp_path: Path) -> None:
         assert "16 weeks" in text and "company car" not in text
         cited = [c.cited_text for b in message.content for c in (b.citations or [])]
         assert all("company car" not in c for c in cited)
+
+
+def test_usage_is_the_tokens_the_model_reported_over_its_attempts(tmp_path: Path) -> None:
+    # the first attempt (OpenAI's names, as llama.cpp reports them) fabricates a quote, so the
+    # repair turn runs (Anthropic's names): usage is both calls' tokens
+    provider = ScriptedProvider(
+        [
+            Completion(FABRICATED, "scripted", {"prompt_tokens": 120, "completion_tokens": 40}),
+            Completion(FABRICATED, "scripted", {"input_tokens": 130, "output_tokens": 20}),
+        ]
+    )
+    for base, secret in _served(tmp_path, provider):
+        message = _client(base, secret).messages.create(
+            model="quotebound-scripted",
+            max_tokens=256,
+            messages=[
+                {
+                    "role": "user",
+                    "content": [_text_document(LEAVE), {"type": "text", "text": "What benefits?"}],
+                }
+            ],
+        )
+        assert (message.usage.input_tokens, message.usage.output_tokens) == (250, 60)
+        trace = httpx.get(
+            f"{base}/v1/traces/{message.id.removeprefix('msg_')}",
+            headers={"Authorization": f"Bearer {secret}"},
+        ).json()
+        assert trace["counts"]["input_tokens"] == 250 and trace["counts"]["output_tokens"] == 60
+
+
+def test_langchains_chat_anthropic_pointed_at_the_server_keeps_the_citations(
+    extractive: tuple[str, str],
+) -> None:
+    lc = pytest.importorskip("langchain_anthropic")
+    from langchain_core.messages import HumanMessage
+
+    base, secret = extractive
+    llm = lc.ChatAnthropic(
+        model="quotebound-extractive", api_key=secret, base_url=base, max_retries=0, max_tokens=512
+    )
+    asked = [
+        HumanMessage(
+            content=[
+                _text_document(LEAVE + " " + GERMANY),
+                {"type": "text", "text": "How many weeks of paid parental leave?"},
+            ]
+        )
+    ]
+    for reply in (llm.invoke(asked), _joined(llm.stream(asked))):
+        blocks = [b for b in reply.content if isinstance(b, dict) and b.get("type") == "text"]
+        cited = [c for b in blocks for c in b.get("citations") or []]
+        assert any("16 weeks" in b["text"] for b in blocks) and cited
+        for c in cited:
+            assert c["type"] == "char_location" and c["document_title"] == "Leave policy"
+            assert (LEAVE + " " + GERMANY)[c["start_char_index"] : c["end_char_index"]] == (
+                c["cited_text"]
+            )
+
+
+def _joined(chunks: Iterator[Any]) -> Any:
+    whole = None
+    for chunk in chunks:
+        whole = chunk if whole is None else whole + chunk
+    return whole
+
+
+# An earlier major release of the SDK (0.x: x-api-key, no later headers), in its own folder
+# beside the venv (the Makefile installs it there: one venv cannot hold two releases).
+OLD_SDK = Path(__file__).resolve().parents[2] / ".venv" / "sdk" / "anthropic-0"
+OLD_CLIENT = """
+import json, sys
+import anthropic
+assert anthropic.__version__.startswith("0."), anthropic.__version__
+client = anthropic.Anthropic(api_key=sys.argv[2], base_url=sys.argv[1], max_retries=0)
+message = client.messages.create(
+    model="quotebound-extractive",
+    max_tokens=256,
+    messages=[{"role": "user", "content": [json.loads(sys.argv[3]),
+              {"type": "text", "text": "How many weeks of paid parental leave?"}]}],
+)
+print(json.dumps([b.model_dump() for b in message.content]))
+"""
+
+
+def test_an_earlier_sdk_release_reads_the_same_answer(extractive: tuple[str, str]) -> None:
+    if not (OLD_SDK / "anthropic").is_dir():
+        pytest.skip("the 0.x SDK is not installed beside the venv (make test installs it)")
+    base, secret = extractive
+    env = {**os.environ, "PYTHONPATH": str(OLD_SDK)}
+    done = subprocess.run(
+        [sys.executable, "-c", OLD_CLIENT, base, secret, json.dumps(_text_document(LEAVE))],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    blocks = json.loads(done.stdout)
+    cited = [c for b in blocks for c in b.get("citations") or []]
+    assert any("16 weeks" in b["text"] for b in blocks) and cited
+    assert all(LEAVE[c["start_char_index"] : c["end_char_index"]] == c["cited_text"] for c in cited)
 
 
 def test_auth_both_ways_and_errors_in_anthropics_envelope(extractive: tuple[str, str]) -> None:

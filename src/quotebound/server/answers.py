@@ -183,3 +183,13 @@ def _claim_event(
             "trace_id": trace_id,
         },
     )
+
+
+def tokens(answer: Answer) -> dict[str, int]:
+    """The tokens the answering model reported over its attempts (the repair turn's too), as
+    Anthropic names them; 0 where it reports none (the extractive provider)."""
+    counts = answer.counts
+    return {
+        "input_tokens": counts.get("input_tokens", 0),
+        "output_tokens": counts.get("output_tokens", 0),
+    }

@@ -38,7 +38,7 @@ from pydantic import ValidationError
 from ..pipeline import Answer
 from ..store import ApiKey
 from . import messages
-from .answers import run_ask
+from .answers import run_ask, tokens
 from .errors import ApiError
 from .links import LinkSigner
 from .schemas import AskIn
@@ -243,9 +243,19 @@ async def chat_completions(request: Request) -> Response:
                 "finish_reason": "stop",
             }
         ],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        "usage": usage(answer),
     }
     return JSONResponse(reply, headers={"quotebound-trace-id": answer.trace_id or ""})
+
+
+def usage(answer: Answer) -> dict[str, int]:
+    """The tokens the answering model reported, as OpenAI names them."""
+    used = tokens(answer)
+    return {
+        "prompt_tokens": used["input_tokens"],
+        "completion_tokens": used["output_tokens"],
+        "total_tokens": used["input_tokens"] + used["output_tokens"],
+    }
 
 
 def render(

@@ -46,7 +46,7 @@ from ..retrieval import PIECE_CHARS, by_shared_words
 from ..sources import Source
 from ..store import ApiKey, TraceRecord
 from ..text.sentences import sentences_around
-from .answers import run_ask_sources
+from .answers import run_ask_sources, tokens
 from .errors import ApiError
 from .state import ServerState
 
@@ -501,7 +501,7 @@ def _message(answer: Answer, model: str, content: list[dict[str, Any]]) -> dict[
         "content": content,
         "stop_reason": "end_turn",
         "stop_sequence": None,
-        "usage": {"input_tokens": 0, "output_tokens": 0},
+        "usage": tokens(answer),
     }
 
 
@@ -556,7 +556,7 @@ async def _events(
         "message_delta",
         {
             "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-            "usage": {"output_tokens": 0},
+            "usage": {"output_tokens": tokens(answer)["output_tokens"]},
         },
     )
     yield _event("message_stop", {})
