@@ -372,3 +372,50 @@ def test_serve_refuses_both_where_the_judge_would_need_a_second_model(
     assert chosen_check("auto", Local([], model=JUDGE_MODEL, logprobs=True)) == "both"
     assert chosen_check("auto", Local([], model=JUDGE_MODEL)) == "fast"  # no log-probabilities
     assert chosen_check("on", ExtractiveProvider()) == "judge"
+
+
+@pytest.mark.parametrize(
+    ("backend", "said"),
+    [
+        ("claude", "write NAME=PROVIDER[:MODEL][@URL]"),
+        ("=anthropic", "write NAME=PROVIDER[:MODEL][@URL]"),
+        ("claude=gemini:pro", "unknown provider 'gemini'"),
+        ("quotebound-extractive=anthropic", "is already served"),
+        ("vllm=openai:qwen@ftp://host/v1", "must start with http:// or https://"),
+        ("small=local:no-such-model", "unknown local model"),  # made now: exit 2, not a 503
+    ],
+)
+def test_serve_names_a_backend_it_cannot_serve(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    backend: str,
+    said: str,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    args = ["serve", "--provider", "extractive", "--answer-check", "off", "--entailment", "off"]
+    rc, _, err = run([*args, "--backend", backend, "--store", url], capsys)
+    assert rc == 2 and said in err and "Traceback" not in err
+
+
+def test_a_backends_model_and_url_are_read_whole() -> None:
+    from quotebound.cli.admin import _backends
+    from quotebound.providers import ExtractiveProvider
+
+    given = ("ollama=openai:qwen2.5:7b@http://127.0.0.1:11434/v1", "claude=anthropic")
+    assert _backends(given, ExtractiveProvider()) == [
+        ["ollama", "openai", "qwen2.5:7b", "http://127.0.0.1:11434/v1"],
+        ["claude", "anthropic", None, None],
+    ]
+
+
+def test_each_worker_makes_the_backends_it_was_given() -> None:
+    import json
+
+    from quotebound.providers import ExtractiveProvider
+    from quotebound.server.workers import ServeOptions
+
+    options = ServeOptions(provider="extractive", backends=[["plain", "extractive", None, None]])
+    again = ServeOptions(**json.loads(options.to_env()))  # what each worker reads
+    config = again.config(ExtractiveProvider())
+    assert list(config.backends) == ["plain"]
+    assert isinstance(config.backends["plain"](), ExtractiveProvider)

@@ -278,6 +278,89 @@ def test_an_earlier_sdk_release_reads_the_same_answer(extractive: tuple[str, str
     assert all(LEAVE[c["start_char_index"] : c["end_char_index"]] == c["cited_text"] for c in cited)
 
 
+SENTENCE = (
+    "Employees are entitled to 16 weeks of paid parental leave unless local law provides more."
+)
+
+
+def _claude(request: httpx.Request) -> httpx.Response:
+    """Claude behind the Messages API, faked at the HTTP layer: it cites the document it was
+    sent that holds the leave sentence (right), and makes up a company car (wrong)."""
+    sent = json.loads(request.content)["messages"][0]["content"]
+    documents = [b for b in sent if b.get("type") == "document"]
+    at = next(n for n, d in enumerate(documents) if SENTENCE in json.dumps(d))
+
+    def cited(text: str, quote: str) -> dict[str, Any]:
+        location = {"type": "char_location", "cited_text": quote, "document_index": at}
+        location |= {"start_char_index": 0, "end_char_index": len(quote)}
+        return {"type": "text", "text": text, "citations": [location]}
+
+    content = [
+        cited("Employees get 16 weeks of paid parental leave.", SENTENCE),
+        {"type": "text", "text": " "},
+        cited("Every employee also gets a company car.", "Every employee is given a company car."),
+    ]
+    reply = {
+        "id": "msg_claude",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test",
+        "content": content,
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 700, "output_tokens": 45},
+    }
+    return httpx.Response(200, json=reply)
+
+
+def test_a_request_names_its_backend_and_claudes_own_citations_are_verified(
+    tmp_path: Path,
+) -> None:
+    from quotebound.providers.anthropic import AnthropicProvider
+
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        secret = store.create_key(name="sdk")[1]
+
+    def claude() -> AnthropicProvider:
+        return AnthropicProvider(
+            "claude-test", api_key="sk-ant-test", transport=httpx.MockTransport(_claude)
+        )
+
+    config = ServerConfig(store_url=url, backends={"claude": claude})
+    with live_server(create_app(config)) as base:
+        client = _client(base, secret)
+        assert [m.id for m in client.models.list()] == [
+            "quotebound-extractive",
+            "extractive",
+            "claude",
+        ]
+        request = {
+            "max_tokens": 256,
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        _text_document(LEAVE + " " + GERMANY),
+                        {"type": "text", "text": "What do employees get?"},
+                    ],
+                }
+            ],
+        }
+        message = client.messages.create(model="claude", **request)
+        assert message.model == "claude" and message.usage.output_tokens == 90  # with a repair
+        text = " ".join(b.text for b in message.content)
+        assert "16 weeks" in text and "company car" not in text
+        cited = [c for b in message.content for c in (b.citations or [])]
+        assert cited and all(
+            (LEAVE + " " + GERMANY)[c.start_char_index : c.end_char_index] == c.cited_text
+            for c in cited
+        )
+        # the served model still answers under its own names; an unknown one is a 404
+        assert client.messages.create(model="quotebound-extractive", **request).content
+        with pytest.raises(anthropic.NotFoundError):
+            client.messages.create(model="claude-2", **request)
+
+
 def test_auth_both_ways_and_errors_in_anthropics_envelope(extractive: tuple[str, str]) -> None:
     base, secret = extractive
     ask = {

@@ -7,6 +7,7 @@ exit codes of ``quotebound.cli.options``.
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from ..entailment import ensure_installed
 from ..entailment.base import Backend
 from ..entailment.judge import JUDGE_MODEL
 from ..errors import InputError, NotFoundError
-from ..providers import Provider
+from ..providers import PROVIDER_NAMES, Provider
 from ..store import ApiKey, open_store
 from .options import (
     EXIT_OK,
@@ -161,6 +162,15 @@ _BUDGET = Budget()  # the defaults of the serve options
     show_default=True,
     help="How long a signed link to a cited source opens without a key.",
 )
+@click.option(
+    "--backend",
+    "backends",
+    multiple=True,
+    metavar="NAME=PROVIDER[:MODEL][@URL]",
+    help="One more model POST /v1/messages answers with when a request names NAME (repeat): "
+    "claude=anthropic:claude-sonnet-4-5, vllm=openai:qwen2.5-7b@http://127.0.0.1:8001/v1; "
+    "its API key from the environment.",
+)
 @store_option
 def serve_cmd(
     host: str,
@@ -183,6 +193,7 @@ def serve_cmd(
     named_first: str,
     public_url: str | None,
     link_days: float,
+    backends: tuple[str, ...],
     store_url: str | None,
 ) -> int:
     """Run the HTTP service and the web page (Ctrl-C stops it). Callers need an API key
@@ -237,7 +248,15 @@ def serve_cmd(
         link_days=link_days,
     )
     if public_url is not None and not public_url.startswith(("http://", "https://")):
+        made.close()
         raise InputError(f"--public-url must start with http:// or https://, got {public_url!r}")
+    try:
+        options = dataclasses.replace(options, backends=_backends(backends, made))
+        for name, *_ in options.backends:  # made now: a missing key is exit 2 here
+            options.make_backend(str(name)).close()
+    except BaseException:
+        made.close()
+        raise
     click.echo(
         f"quotebound serving on http://{host}:{port}/ with {workers} worker(s) (Ctrl-C stops)",
         err=True,
@@ -251,6 +270,35 @@ def serve_cmd(
         made.close()  # (each worker makes its own: the supervisor answers nothing)
         serve(options, host, port, workers)
     return EXIT_OK
+
+
+_BACKEND_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,63}")
+
+
+def _backends(given: tuple[str, ...], made: Provider) -> list[list[str | None]]:
+    """``--backend NAME=PROVIDER[:MODEL][@URL]`` read: [name, provider, model, base URL]. A
+    name must be new (not the served model's names, not given twice) and the provider one of
+    quotebound's."""
+    taken = {f"quotebound-{made.name}", made.model}
+    out: list[list[str | None]] = []
+    for text in given:
+        name, eq, rest = text.partition("=")
+        rest, at, url = rest.partition("@")
+        provider, _, model = rest.partition(":")
+        if not eq or not _BACKEND_NAME.fullmatch(name) or not provider:
+            raise InputError(f"--backend {text!r}: write NAME=PROVIDER[:MODEL][@URL]")
+        if provider not in PROVIDER_NAMES:
+            raise InputError(
+                f"--backend {text!r}: unknown provider {provider!r}; one of "
+                + ", ".join(PROVIDER_NAMES)
+            )
+        if name in taken:
+            raise InputError(f"--backend {text!r}: the name {name!r} is already served")
+        if at and not url.startswith(("http://", "https://")):
+            raise InputError(f"--backend {text!r}: the URL must start with http:// or https://")
+        taken.add(name)
+        out.append([name, provider, model or None, url or None])
+    return out
 
 
 def _judges_for_serve(made: Provider) -> bool:

@@ -31,7 +31,7 @@ from ..sources import Source
 from ..store import ApiKey, TraceRecord
 from .errors import reply_for
 from .schemas import AskIn
-from .state import ServerState
+from .state import Model, ServerState
 
 _Event = tuple[str, Any] | None  # (kind, payload); None: the answer is over
 _Put = Callable[[_Event], None]
@@ -52,13 +52,19 @@ def run_ask(
 
 
 def run_ask_sources(
-    state: ServerState, key: ApiKey, question: str, sources: Sequence[Source]
+    state: ServerState,
+    key: ApiKey,
+    question: str,
+    sources: Sequence[Source],
+    model: Model | None = None,
 ) -> tuple[Answer, TraceRecord | None]:
     """One answer from ``sources`` given in the request (``pipeline.ask_sources``, with
-    ``served_options``), traced under the key, in the ask pool; and its trace: what an
-    endpoint answering from the documents it is sent runs (``server.messages``)."""
-    provider = state.model.get()
-    guard = nullcontext() if provider.thread_safe else state.model.call_lock
+    ``served_options``) by ``model`` (the served one by default; ``ServerState.models``),
+    traced under the key, in the ask pool; and its trace: what an endpoint answering from the
+    documents it is sent runs (``server.messages``)."""
+    model = model or state.model
+    provider = model.get()
+    guard = nullcontext() if provider.thread_safe else model.call_lock
     with guard, state.stores.checkout() as db:
         answer = ask_sources(question, sources, provider, served_options(state, key), db)
         trace = db.get_trace(answer.trace_id) if answer.trace_id else None

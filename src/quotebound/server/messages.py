@@ -143,6 +143,8 @@ def read_request(body: Any) -> tuple[str, list[Document]]:
     for field in ("model", "max_tokens", "messages"):
         if field not in body:
             raise _invalid(f"{field}: Field required")
+    if not isinstance(body["model"], str):
+        raise _invalid("model: a string is required")
     if body.get("tools"):
         raise _invalid("tools: tool use is not served; quotebound answers from documents")
     messages = body["messages"]
@@ -425,18 +427,13 @@ def _key_of(request: Request, state: ServerState) -> ApiKey:
     return key
 
 
-def _models(state: ServerState) -> list[str]:
-    provider = state.model.get()
-    return list(dict.fromkeys([f"quotebound-{provider.name}", provider.model]))
-
-
 def list_models(request: Request) -> JSONResponse:
     """The models ``/v1/messages`` answers with, as Anthropic's Models API lists them
     (``GET /v1/models`` answers with it to Anthropic's clients: ``server.chat``)."""
     state: ServerState = request.app.state.server
     try:
         _key_of(request, state)
-        names = _models(state)
+        names = list(state.models())
     except MessagesError as exc:
         return _reply(exc)
     except Exception as exc:
@@ -464,7 +461,8 @@ async def create_message(request: Request) -> Response:
             raise MessagesError("request_too_large", str(exc.detail), exc.status_code) from None
         question, documents = read_request(body)
         model = body["model"]
-        if model not in _models(state):
+        backend = state.models().get(model)
+        if backend is None:
             raise MessagesError("not_found_error", f"model: {model!r} is not served here", 404)
         if not documents:
             raise _invalid("messages: no document or search result to answer from")
@@ -473,7 +471,7 @@ async def create_message(request: Request) -> Response:
             state.admit()
         except Exception:
             raise MessagesError("overloaded_error", "too many requests are waiting", 529) from None
-        future = state.start(run_ask_sources, state, key, question, sources)
+        future = state.start(run_ask_sources, state, key, question, sources, backend)
         future.add_done_callback(state.release)
         if body.get("stream") is True:
             return StreamingResponse(

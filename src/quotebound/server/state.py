@@ -78,6 +78,9 @@ class ServerConfig:
     # absolute address links are written with (``serve --public-url``; None: the request's)
     link_days: float = 30.0
     public_url: str | None = None
+    # More models ``/v1/messages`` answers with, by the name a request's ``model`` gives
+    # (``serve --backend NAME=PROVIDER``): each made once, beside ``provider``
+    backends: Mapping[str, Callable[[], Provider]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.fallback, bool) and self.fallback not in FALLBACKS:
@@ -204,6 +207,7 @@ class ServerState:
         self.config = config
         self.stores = Stores(config.store_url, config.idle_connections)
         self.model = Model(config.provider)
+        self.backends = {name: Model(make) for name, make in config.backends.items()}
         # (backends are safe to share between the answer threads: each serialises its model)
         self.tier = Once(config.entailment, "entailment backend") if config.entailment else None
         check = config.answer_check
@@ -241,6 +245,8 @@ class ServerState:
         at = time.perf_counter()
         try:
             self.model.get()
+            for backend in self.backends.values():
+                backend.get()
             tier = self.tier.get() if self.tier is not None else None
             if tier is not None:
                 tier.judge("Quotebound warms up.", "Quotebound warms up before traffic.")
@@ -274,6 +280,15 @@ class ServerState:
         for at in range(0, len(hits), self.WARM_BATCH):
             reranker.remember(hits[at : at + self.WARM_BATCH])
         return reranker.cached - start
+
+    def models(self) -> dict[str, Model]:
+        """The models a request may name (``/v1/messages``): the served one as
+        ``quotebound-NAME`` and as its own model name, then each backend by its name."""
+        provider = self.model.get()
+        named = {f"quotebound-{provider.name}": self.model, provider.model: self.model}
+        for name, backend in self.backends.items():
+            named.setdefault(name, backend)
+        return named
 
     def readiness(self) -> list[str]:
         """Why this worker should not take traffic now; empty when it should: warm, its store
@@ -334,6 +349,8 @@ class ServerState:
         """Wait for the answers under way (they write their traces), then close everything."""
         self._pool.shutdown(wait=True)
         self.model.close()
+        for backend in self.backends.values():
+            backend.close()
         if self.reranker is not None:
             self.reranker.close()
         if self.checker is not None:

@@ -18,6 +18,7 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -59,6 +60,9 @@ class ServeOptions:
     named_first: bool = True  # the chunks of the documents a question names first
     public_url: str | None = None  # the absolute address links are written with
     link_days: float = 30.0  # how long a signed link to a cited source opens
+    # more models /v1/messages answers with: [name, provider, model, base URL] (``--backend``;
+    # their API keys from the environment, as each provider reads it)
+    backends: list[list[str | None]] = field(default_factory=list)
 
     def to_env(self) -> str:
         return json.dumps(dataclasses.asdict(self))
@@ -72,6 +76,13 @@ class ServeOptions:
             api_key=self.api_key,
             model_path=Path(self.model_path) if self.model_path else None,
         )
+
+    def make_backend(self, name: str) -> Provider:
+        """The backend ``name`` (``--backend``), made now."""
+        for named, provider, model, base_url in self.backends:
+            if named == name:
+                return make_provider(provider or "", model, base_url=base_url)
+        raise KeyError(name)
 
     def config(self, made: Provider, tier: Backend | None = None) -> ServerConfig:
         """The app's config, answering with ``made`` (and judging with ``tier`` when given:
@@ -90,6 +101,9 @@ class ServeOptions:
             named_first=self.named_first,
             public_url=self.public_url,
             link_days=self.link_days,
+            backends={
+                str(name): partial(self.make_backend, str(name)) for name, *_ in self.backends
+            },
         )
 
     # What makes each part, in the worker on its first use: the factories of
