@@ -1,5 +1,5 @@
 """Follow-ups in a chat: the second question of a conversation, asked as the Chat Completions
-endpoint asks it (``server.chat.asked``: read with the question before it when it leans on it)
+endpoint asks it (``server.followups.asked``: read with the question before it when it leans on it)
 against the second question alone, and against the two always read together.
 
 30 two-turn conversations written for this benchmark (``labels/followups.jsonl``): 15 on the
@@ -38,13 +38,16 @@ from quotebound.ingest import chunk_document
 from quotebound.packing import DEFAULT_BUDGET_CHARS, pack
 from quotebound.pipeline import Answer, ask, retrieve
 from quotebound.providers import make_provider
-from quotebound.server.chat import asked
+from quotebound.server.followups import asked
 from quotebound.store import Store, open_store
 
 CONVERSATIONS = Path(__file__).parent / "labels" / "followups.jsonl"
 WAYS: dict[str, tuple[str, Callable[[str, str], str]]] = {
     "alone": ("second alone", lambda first, second: second),
-    "endpoint": ("as the endpoint asks (chat.asked)", lambda first, second: asked([first, second])),
+    "endpoint": (
+        "as the endpoint asks (followups.asked)",
+        lambda first, second: asked([first, second]),
+    ),
     "always": ("always with the first", lambda first, second: f"{first} {second}"),
 }
 

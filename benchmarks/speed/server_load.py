@@ -13,7 +13,11 @@ key, and for each route of ``--routes``:
   20 documents) with the extractive provider: each answer retrieves, packs, verifies and
   writes a trace. Afterwards every answer's trace id is checked: all distinct, each one in
   the store, and the store holds exactly as many traces as answers were given (nothing lost,
-  nothing written twice, with every worker writing at once).
+  nothing written twice, with every worker writing at once);
+- ``chat``: the same questions as a chat UI sends them to ``POST /v1/chat/completions`` (the
+  model ``quotebound/policies``), each answer traced and checked as ``ask``'s;
+- ``messages``: the same questions as ``POST /v1/messages`` requests, each with its source as
+  a text document (citations enabled), as the Anthropic SDK sends them; traced and checked too.
 
 For each level of 1, 8 and 32 concurrent clients (each a keep-alive connection sending its
 next request as soon as the last is answered) it runs for a fixed time and prints requests/s
@@ -21,9 +25,9 @@ and p50/p99 latency.
 
 Before the levels, the time from starting ``serve`` to its listening (each worker warms first)
 and its first ``/v1/ask`` are printed (the cold start). With ``--kill`` (and 2 workers or
-more), one more ask level of 8 clients runs while one worker is killed with SIGKILL halfway:
-``reset`` counts requests whose connection dropped with it, ``hung`` those never answered in
-30 s; the traces are then checked as for any level.
+more), one more level of 8 clients per answering route runs while one worker is killed with
+SIGKILL halfway: ``reset`` counts requests whose connection dropped with it, ``hung`` those
+never answered in 30 s; the traces are then checked as for any level.
 
 The load generator is Python (httpx, asyncio) on the same machine, so on 2 cores it takes
 CPU from the server: the figures are a floor for what the server does alone.
@@ -31,7 +35,7 @@ CPU from the server: the figures are a floor for what the server does alone.
 Run it from the repository root::
 
     .venv/bin/python -m benchmarks.speed.server_load [--seconds 8] [--levels 1,8,32] [--workers 1,2]
-        [--store sqlite|postgresql] [--routes verify,ask] [--kill]
+        [--store sqlite|postgresql] [--routes verify,ask,chat,messages] [--kill]
 """
 
 from __future__ import annotations
@@ -110,11 +114,53 @@ def _start(url: str, port: int, home: str, workers: int) -> subprocess.Popen[byt
     raise SystemExit("the server did not start within 30 s")
 
 
-def _questions() -> list[bytes]:
-    """One question per source of the verify body: its first eight words."""
-    return [
-        json.dumps({"question": " ".join(s.text.split()[:8])}).encode() for s in make_sources(20)
-    ]
+def _questions(route: str = "ask") -> list[bytes]:
+    """One question per source of the verify body (its first eight words), as ``route`` takes
+    it: ``/v1/ask``'s body, a chat UI's, or a Messages request with the source as a document."""
+    bodies: list[dict[str, Any]] = []
+    for s in make_sources(20):
+        question = " ".join(s.text.split()[:8])
+        if route == "chat":
+            asked = [{"role": "user", "content": question}]
+            bodies.append({"model": "quotebound/policies", "messages": asked})
+        elif route == "messages":
+            document = {
+                "type": "document",
+                "source": {"type": "text", "media_type": "text/plain", "data": s.text},
+                "title": s.title,
+                "citations": {"enabled": True},
+            }
+            content = [document, {"type": "text", "text": question}]
+            bodies.append(
+                {
+                    "model": "quotebound-extractive",
+                    "max_tokens": 1024,
+                    "messages": [{"role": "user", "content": content}],
+                }
+            )
+        else:
+            bodies.append({"question": question})
+    return [json.dumps(b).encode() for b in bodies]
+
+
+# What each route is posted to; every one but verify answers with a trace
+PATHS = {
+    "verify": "/v1/verify",
+    "ask": "/v1/ask",
+    "chat": "/v1/chat/completions",
+    "messages": "/v1/messages",
+}
+
+
+def _trace_of(r: httpx.Response) -> str | None:
+    """The trace id of an answer: ``/v1/ask``'s JSON, the other faces' response header."""
+    header: str | None = r.headers.get("quotebound-trace-id")
+    if header:
+        return header
+    if r.headers.get("content-type", "").startswith("application/json"):
+        trace = r.json().get("trace_id")
+        return trace if isinstance(trace, str) else None
+    return None
 
 
 async def _level(
@@ -137,8 +183,10 @@ async def _level(
     async with client:
 
         def keep(r: httpx.Response) -> None:
-            if r.status_code == 200 and route == "/v1/ask":
-                traces.append(r.json()["trace_id"])
+            if r.status_code == 200 and route != "/v1/verify":
+                trace = _trace_of(r)
+                assert trace is not None, f"{route} answered without a trace"
+                traces.append(trace)
 
         for n in range(min(clients, 4)):  # warm the connections and the server
             keep(await client.post(route, content=payloads[n % len(payloads)]))
@@ -184,7 +232,9 @@ def main() -> int:
     parser.add_argument("--levels", default="1,8,32", help="concurrent clients, comma-separated")
     parser.add_argument("--workers", default="1,2", help="server processes, comma-separated")
     parser.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite")
-    parser.add_argument("--routes", default="verify,ask", help="verify and/or ask")
+    parser.add_argument(
+        "--routes", default="verify,ask", help="of verify, ask, chat and messages, comma-separated"
+    )
     parser.add_argument(
         "--kill",
         action="store_true",
@@ -290,20 +340,21 @@ def _run(
             assert check.status_code == 200 and verdict["status"] == "partial", verdict
             assert verdict["counts"]["kept"] == 7 and verdict["counts"]["citations"] == 11
             rows = []
+            # (the cold start's answer is one of the answers whose traces are checked)
+            traces: list[str] = [first_answer.json()["trace_id"]]
             for route in routes:
-                payloads = [payload] if route == "verify" else _questions()
-                # (the cold start's answer is one of the answers whose traces are checked)
-                traces: list[str] = [first_answer.json()["trace_id"]] if route == "ask" else []
+                payloads = [payload] if route == "verify" else _questions(route)
                 for n in levels:
-                    level = _level(base, secret, payloads, n, args.seconds, f"/v1/{route}", traces)
+                    level = _level(base, secret, payloads, n, args.seconds, PATHS[route], traces)
                     rows.append({"route": route, **asyncio.run(level)})
-                if route == "ask" and args.kill and workers > 1:
-                    level = _level(base, secret, payloads, 8, args.seconds, "/v1/ask", traces)
+                if route != "verify" and args.kill and workers > 1:
+                    level = _level(base, secret, payloads, 8, args.seconds, PATHS[route], traces)
                     killed = _kill_one_worker_at(proc.pid, args.seconds / 2)
                     row = asyncio.run(level)
-                    rows.append({"route": f"ask, worker {killed.result()} killed", **row})
-                if route == "ask":
-                    rows[-1]["traces"] = _check_traces(url, traces, workers)
+                    rows.append({"route": f"{route}, worker {killed.result()} killed", **row})
+            if any(r != "verify" for r in routes):
+                rows[-1]["traces"] = _check_traces(url, traces, workers)
+            if rows:
                 rows[-1]["cold"] = cold
         finally:
             proc.terminate()
@@ -340,7 +391,7 @@ def _check_traces(url: str, traces: list[str], workers: int) -> str:
     assert len(found) == len(traces), f"{len(traces) - len(found)} answers' traces are missing"
     assert stored == len(traces), f"{stored} traces stored for {len(traces)} answers"
     return (
-        f"# /v1/ask, {workers} worker(s): {len(traces):,} answers, {stored:,} traces stored, "
+        f"# answers, {workers} worker(s): {len(traces):,} answers, {stored:,} traces stored, "
         "every id distinct and found: nothing lost or written twice"
     )
 

@@ -10,7 +10,7 @@ import pytest
 
 from benchmarks.common import SHARED_DATA
 from benchmarks.quality.followups import conversations
-from quotebound.server.chat import asked
+from quotebound.server.followups import asked
 
 
 def test_the_conversations_are_well_formed() -> None:

@@ -193,7 +193,7 @@ def test_a_home_that_cannot_be_written_still_signs_and_says_so(
 def test_a_follow_up_is_asked_with_the_question_it_leans_on(tmp_path: Path) -> None:
     from kits.serverkit import live_server as serve_app
     from quotebound.ingest import chunk_document, load_file
-    from quotebound.server.chat import asked
+    from quotebound.server.followups import asked
 
     assert asked(["How long is leave?", "And for contractors?"]) == (
         "How long is leave? And for contractors?"

@@ -361,6 +361,23 @@ def test_a_request_names_its_backend_and_claudes_own_citations_are_verified(
             client.messages.create(model="claude-2", **request)
 
 
+def test_a_follow_up_turn_is_asked_with_the_turn_it_leans_on() -> None:
+    from quotebound.server.messages import read_request
+
+    turns = [
+        {
+            "role": "user",
+            "content": [_text_document(LEAVE), {"type": "text", "text": "How long is leave?"}],
+        },
+        {"role": "assistant", "content": "Sixteen weeks."},
+        {"role": "user", "content": "And in Germany?"},
+    ]
+    body = {"model": "m", "max_tokens": 9, "messages": turns}
+    assert read_request(body)[0] == "How long is leave? And in Germany?"
+    turns[-1] = {"role": "user", "content": "Which laptops do contractors get?"}
+    assert read_request(body)[0] == "Which laptops do contractors get?"  # a new question
+
+
 def test_auth_both_ways_and_errors_in_anthropics_envelope(extractive: tuple[str, str]) -> None:
     base, secret = extractive
     ask = {
@@ -428,18 +445,18 @@ def test_the_docs_example_runs_against_the_server(
     import re
 
     page = Path(__file__).resolve().parents[2] / "docs" / "messages-api.md"
-    block = re.search(r"```py\n(.*?)```", page.read_text(encoding="utf-8"), re.DOTALL)
-    assert block is not None
+    blocks = re.findall(r"```py\n(.*?)```", page.read_text(encoding="utf-8"), re.DOTALL)
+    assert len(blocks) == 2  # the SDK's, then LangChain's ChatAnthropic
     base, secret = extractive
-    code = (
-        block.group(1)
-        .replace('"http://127.0.0.1:8000"', repr(base))
-        .replace('"qb_..."', repr(secret))
-        .replace('"quotebound-local"', '"quotebound-extractive"')
-    )
-    exec(compile(code, "docs/messages-api.md", "exec"), {})
-    printed = capsys.readouterr().out
-    assert "16 weeks" in printed and "Employees are entitled to 16 weeks" in printed
+    for block in blocks:
+        code = (
+            block.replace('"http://127.0.0.1:8000"', repr(base))
+            .replace('"qb_..."', repr(secret))
+            .replace('"quotebound-local"', '"quotebound-extractive"')
+        )
+        exec(compile(code, "docs/messages-api.md", "exec"), {})
+        printed = capsys.readouterr().out
+        assert "Employees are entitled to 16 weeks" in printed and "['Employees" in printed
 
 
 def test_a_stream_carries_only_verified_claims_and_the_sdk_reads_its_citations(

@@ -40,6 +40,7 @@ from ..store import ApiKey
 from . import messages
 from .answers import run_ask, tokens
 from .errors import ApiError
+from .followups import asked
 from .links import LinkSigner
 from .schemas import AskIn
 from .state import ServerState
@@ -152,35 +153,6 @@ def _text_of(content: Any) -> str:
             raise ChatError(f"messages: {', '.join(kinds)} content cannot be served; text only")
         content = " ".join(str(p.get("text", "")) for p in parts)
     return content.strip() if isinstance(content, str) else ""
-
-
-# A follow-up that leans on the question before it: "And for contractors?", "What about
-# Germany?", "Also in 2025?" (it opens so), "who voices him?", "Where is it filmed?" (a word of
-# it points back at what was asked: ``_POINTING``), or one of at most this many words.
-_LEANING = ("and ", "what about ", "how about ", "also ", "what if ", "but ", "or ")
-_POINTING = frozenset(("he", "she", "it", "they", "him", "her", "them", "his", "its", "their"))
-FOLLOW_UP_WORDS = 4
-
-
-def asked(questions: list[str]) -> str:
-    """The question a conversation asks now: its last user message, read with the one before
-    it when it leans on it (``_LEANING``, a word of ``_POINTING``, or ``FOLLOW_UP_WORDS`` words
-    at most): "How many weeks of paid parental leave do employees get? And for contractors?".
-    Retrieval and the answer check read both; the trace records the question as asked.
-    Measured on 40 two-turn conversations (``benchmarks.quality.followups``)."""
-    last = questions[-1]
-    if len(questions) < 2:
-        return last
-    words = last.casefold().split()
-    leans = (
-        last.casefold().startswith(_LEANING)
-        or len(words) <= FOLLOW_UP_WORDS
-        or any(w.strip(_EDGES) in _POINTING for w in words)
-    )
-    return f"{questions[-2]} {last}" if leans else last
-
-
-_EDGES = "?!.,;:'\"()"
 
 
 @router.post("/v1/chat/completions", tags=["chat"], response_model=None)

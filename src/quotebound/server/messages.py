@@ -5,7 +5,8 @@ A request's documents (``document`` blocks: a ``text`` source, or ``content`` of
 ``search_result`` blocks, at the top level or in a ``tool_result``) become the working set:
 each cut into pieces of whole sentences (a content block or a search result's block: one
 unit each), keyed back to where it stands in its document, ranked against the question when
-there are more than the budget holds. The last user turn's text is the question; the model
+there are more than the budget holds. The last user turn's text is the question (read with
+the turn before it when it leans on it: ``followups.asked``); the model
 ``serve`` runs answers under the contract with ``serve``'s parts (support tier, answer check,
 fallback), verified, repaired once, or abstained. Each kept claim is a text block whose
 ``citations`` point at the whole sentences (``char_location``), blocks
@@ -48,6 +49,7 @@ from ..store import ApiKey, TraceRecord
 from ..text.sentences import sentences_around
 from .answers import run_ask_sources, tokens
 from .errors import ApiError
+from .followups import asked
 from .state import ServerState
 
 log = logging.getLogger("quotebound.server")
@@ -152,7 +154,7 @@ def read_request(body: Any) -> tuple[str, list[Document]]:
         raise _invalid("messages: at least one message is required")
     documents: list[Document] = []
     counts = {"document": 0, "search_result": 0}
-    question = ""
+    turns: list[str] = []  # what each user turn said
     for n, message in enumerate(messages):
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
             raise _invalid(f"messages.{n}: a message with role user or assistant")
@@ -185,11 +187,12 @@ def read_request(body: Any) -> tuple[str, list[Document]]:
             else:
                 raise _invalid(f"{where}: a {kind!r} block cannot be served by quotebound")
         if message["role"] == "user" and said:
-            question = " ".join(s.strip() for s in said if s.strip())
+            turns.append(" ".join(s.strip() for s in said if s.strip()))
     if len(documents) > MAX_DOCUMENTS:
         raise MessagesError(
             "request_too_large", f"more than {MAX_DOCUMENTS} documents in one request", 413
         )
+    question = asked(turns) if turns else ""  # a follow-up read with the turn before it
     if not question.strip():
         raise _invalid("messages: the last user turn asks nothing (no text block)")
     if documents and len({d.cited for d in documents}) > 1:
