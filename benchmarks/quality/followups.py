@@ -38,7 +38,7 @@ from quotebound.ingest import chunk_document
 from quotebound.packing import DEFAULT_BUDGET_CHARS, pack
 from quotebound.pipeline import Answer, ask, retrieve
 from quotebound.providers import make_provider
-from quotebound.server.followups import asked
+from quotebound.server.followups import asked, leans
 from quotebound.store import Store, open_store
 
 CONVERSATIONS = Path(__file__).parent / "labels" / "followups.jsonl"
@@ -145,6 +145,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.rows:
         args.rows.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
     print(f"provider {args.provider}; {len(conversations())} two-turn conversations\n")
+    questions = [row["input"] for row in clapnq.pooled()[1]]
+    joined = sum(leans(q) for q in questions)
+    print(
+        f"the rule reads {joined} of CLAPNQ dev's {len(questions)} answerable questions, each a "
+        "question of its own, as a follow-up (joined to whatever was asked before)\n"
+    )
     print("| set | second turn | asked | n | gold sent | gold cited | abstained |")
     print("|---|---|---|---:|---:|---:|---:|")
     for (name, kind, way), t in sorted(tally.items()):

@@ -1,6 +1,5 @@
 """The two-turn conversations of ``benchmarks.quality.followups`` (issue 51): well-formed, each
-second turn pointing at a question of its set, and the rule the endpoint runs reading every
-topic switch of the file alone except where a word points back ("they")."""
+second turn pointing at a question of its set, and what the endpoints' rule makes of them."""
 
 from __future__ import annotations
 
@@ -44,8 +43,14 @@ def test_each_second_turn_means_a_question_of_its_set() -> None:
             assert row["meant"] in ids, row
 
 
-def test_the_endpoint_reads_a_switch_alone_unless_a_word_points_back() -> None:
-    for row in conversations():
-        if row["kind"] == "switch":
-            joined = asked([row["first"], row["second"]]) != row["second"]
-            assert joined == (" they " in f" {row['second']} " or " he " in f" {row['second']} ")
+def test_the_rule_reads_every_switch_alone_and_most_follow_ups_joined() -> None:
+    rows = conversations()
+    joined = {
+        kind: sum(
+            asked([r["first"], r["second"]]) != r["second"] for r in rows if r["kind"] == kind
+        )
+        for kind in ("follow-up", "switch")
+    }
+    # a switch holding "he" or "they" in a long question of its own is still read alone;
+    # four follow-ups are missed (five words or more, no opening or pointing word)
+    assert joined == {"follow-up": 26, "switch": 0}

@@ -382,6 +382,8 @@ def test_serve_refuses_both_where_the_judge_would_need_a_second_model(
         ("claude=gemini:pro", "unknown provider 'gemini'"),
         ("quotebound-extractive=anthropic", "is already served"),
         ("vllm=openai:qwen@ftp://host/v1", "must start with http:// or https://"),
+        ("claude=anthropic", "name the model: claude=anthropic:MODEL"),
+        ("small=local@http://127.0.0.1:9/v1", "a URL is for the openai or anthropic provider"),
         ("small=local:no-such-model", "unknown local model"),  # made now: exit 2, not a 503
     ],
 )
@@ -401,10 +403,15 @@ def test_a_backends_model_and_url_are_read_whole() -> None:
     from quotebound.cli.admin import _backends
     from quotebound.providers import ExtractiveProvider
 
-    given = ("ollama=openai:qwen2.5:7b@http://127.0.0.1:11434/v1", "claude=anthropic")
+    given = (
+        "ollama=openai:qwen2.5:7b@http://127.0.0.1:11434/v1",
+        "claude=anthropic:claude-sonnet-4-5@20250929",  # an @ of the model's own
+        "plain=extractive",
+    )
     assert _backends(given, ExtractiveProvider()) == [
         ["ollama", "openai", "qwen2.5:7b", "http://127.0.0.1:11434/v1"],
-        ["claude", "anthropic", None, None],
+        ["claude", "anthropic", "claude-sonnet-4-5@20250929", None],
+        ["plain", "extractive", None, None],
     ]
 
 

@@ -73,6 +73,17 @@ def test_a_stream_carries_the_verified_text_annotations_and_source_events(
     )
     text = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
     assert "16 weeks" in text and "Sources:" in text
+    # asked for, the usage chunk comes last, with no choices, as OpenAI sends it
+    chunks = list(
+        _client(base, keys["staff"]).chat.completions.create(
+            model="quotebound",
+            messages=[{"role": "user", "content": QUESTION}],
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+    )
+    assert chunks[-1].choices == [] and chunks[-1].usage.total_tokens == 0  # (extractive)
+    assert all(c.usage is None for c in chunks[:-1])
     raw = httpx.post(
         f"{base}/v1/chat/completions",
         json={
@@ -201,8 +212,9 @@ def test_a_follow_up_is_asked_with_the_question_it_leans_on(tmp_path: Path) -> N
     assert asked(["How long is leave?", "Which laptops do contractors get?"]) == (
         "Which laptops do contractors get?"
     )
-    # a word pointing back at what was asked ("it", "him", "their") leans too, its case and
-    # its punctuation aside; the same words inside others ("items", "theirs") do not
+    # a word pointing back at what was asked ("it", "him", "their") leans a short question
+    # too, its case and its punctuation aside; the same letters inside a word ("items") do not,
+    # nor "it" in a long question of its own
     assert asked(["What is Last Tango in Halifax?", "Where is It filmed?"]) == (
         "What is Last Tango in Halifax? Where is It filmed?"
     )
@@ -210,6 +222,10 @@ def test_a_follow_up_is_asked_with_the_question_it_leans_on(tmp_path: Path) -> N
     assert asked(["Who is Simba?", "Which items are exempt from prior authorization?"]) == (
         "Which items are exempt from prior authorization?"
     )
+    alone = "Is it possible to carry unused leave over into the next year?"
+    assert asked(["Who is Simba?", alone]) == alone
+    assert asked(["Who is Simba?", "Also, who voices him?"]).startswith("Who is Simba?")
+    assert asked(["", "And for contractors?"]) == "And for contractors?"  # nothing before
     url = f"sqlite:///{tmp_path / 'qb.db'}"
     handbook = Path(__file__).resolve().parents[2] / "examples" / "handbook"
     with open_store(url) as store:

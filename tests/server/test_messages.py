@@ -376,6 +376,45 @@ def test_a_follow_up_turn_is_asked_with_the_turn_it_leans_on() -> None:
     assert read_request(body)[0] == "How long is leave? And in Germany?"
     turns[-1] = {"role": "user", "content": "Which laptops do contractors get?"}
     assert read_request(body)[0] == "Which laptops do contractors get?"  # a new question
+    # a last turn that says nothing is an error, never the turn before it answered again
+    from quotebound.server.messages import MessagesError
+
+    for said in ("   ", [_text_document(LEAVE)]):
+        turns[-1] = {"role": "user", "content": said}
+        with pytest.raises(MessagesError, match="the last user turn asks nothing"):
+            read_request(body)
+    with pytest.raises(MessagesError, match="model: a string is required"):
+        read_request({**body, "model": ["m"]})
+
+
+def test_a_backend_that_cannot_be_made_leaves_the_worker_ready(tmp_path: Path) -> None:
+    from quotebound.providers.base import ProviderError
+
+    def broken() -> Any:
+        raise ProviderError("config", "no such model file")
+
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        secret = store.create_key(name="sdk")[1]
+    config = ServerConfig(store_url=url, backends={"broken": broken})
+    with live_server(create_app(config)) as base:
+        assert httpx.get(f"{base}/readyz").status_code == 200
+        reply = httpx.post(
+            f"{base}/v1/messages",
+            json={
+                "model": "broken",
+                "max_tokens": 9,
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [_text_document(LEAVE), {"type": "text", "text": "?"}],
+                    }
+                ],
+            },
+            headers={"x-api-key": secret},
+        )
+        assert reply.status_code >= 500 and reply.json()["type"] == "error"
+        assert "Traceback" not in reply.text
 
 
 def test_auth_both_ways_and_errors_in_anthropics_envelope(extractive: tuple[str, str]) -> None:

@@ -107,7 +107,8 @@ def test_a_killed_worker_is_replaced_and_warm_before_it_answers(tmp_path: Path) 
     command += ["--port", str(port), "--store", f"sqlite:///{tmp_path / 'q.db'}"]
     command += ["--workers", "2", "--entailment", "off", "--answer-check", "off"]
     command += ["--fallback", "off", "--rerank", "off"]
-    server = subprocess.Popen(command, stderr=subprocess.DEVNULL)
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    server = subprocess.Popen(command, stderr=subprocess.DEVNULL, env=env)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -115,6 +116,12 @@ def test_a_killed_worker_is_replaced_and_warm_before_it_answers(tmp_path: Path) 
             assert time.monotonic() < deadline, "the server did not start"
             time.sleep(0.2)
         first = workers_of(server.pid)
+        # each worker's encoders take its share of the cores, not all of them
+        from quotebound.server.workers import threads_per_worker
+
+        share = f"OMP_NUM_THREADS={threads_per_worker(2)}".encode()
+        for pid in first:
+            assert share in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
         os.kill(first[0], signal.SIGKILL)
         while True:  # the supervisor starts another
             now = workers_of(server.pid)
@@ -128,6 +135,13 @@ def test_a_killed_worker_is_replaced_and_warm_before_it_answers(tmp_path: Path) 
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_a_worker_takes_its_share_of_the_cores() -> None:
+    from quotebound.server.workers import threads_per_worker
+
+    assert [threads_per_worker(w, cores=8) for w in (1, 2, 3, 8, 16)] == [8, 4, 2, 1, 1]
+    assert threads_per_worker(2, cores=2) == 1
 
 
 def _ready(base: str) -> bool:

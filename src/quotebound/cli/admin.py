@@ -252,7 +252,7 @@ def serve_cmd(
         raise InputError(f"--public-url must start with http:// or https://, got {public_url!r}")
     try:
         options = dataclasses.replace(options, backends=_backends(backends, made))
-        for name, *_ in options.backends:  # made now: a missing key is exit 2 here
+        for name, *_ in options.backends:  # made now: a local model that is not there is exit 2
             options.make_backend(str(name)).close()
     except BaseException:
         made.close()
@@ -277,13 +277,16 @@ _BACKEND_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,63}")
 
 def _backends(given: tuple[str, ...], made: Provider) -> list[list[str | None]]:
     """``--backend NAME=PROVIDER[:MODEL][@URL]`` read: [name, provider, model, base URL]. A
-    name must be new (not the served model's names, not given twice) and the provider one of
-    quotebound's."""
+    name must be new (not the served model's names, not given twice), the provider one of
+    quotebound's, an API provider given its model, and a URL only for an API provider. A
+    model may hold ``:`` and ``@`` ("qwen2.5:7b", "claude-x@20250929"): the URL is what
+    follows the last ``@http``."""
     taken = {f"quotebound-{made.name}", made.model}
     out: list[list[str | None]] = []
     for text in given:
         name, eq, rest = text.partition("=")
-        rest, at, url = rest.partition("@")
+        at = max(rest.rfind("@http://"), rest.rfind("@https://"))
+        rest, url = (rest[:at], rest[at + 1 :]) if at >= 0 else (rest, "")
         provider, _, model = rest.partition(":")
         if not eq or not _BACKEND_NAME.fullmatch(name) or not provider:
             raise InputError(f"--backend {text!r}: write NAME=PROVIDER[:MODEL][@URL]")
@@ -294,7 +297,12 @@ def _backends(given: tuple[str, ...], made: Provider) -> list[list[str | None]]:
             )
         if name in taken:
             raise InputError(f"--backend {text!r}: the name {name!r} is already served")
-        if at and not url.startswith(("http://", "https://")):
+        api = provider in ("openai", "anthropic")
+        if api and not model:
+            raise InputError(f"--backend {text!r}: name the model: {name}={provider}:MODEL")
+        if url and not api:
+            raise InputError(f"--backend {text!r}: a URL is for the openai or anthropic provider")
+        if "@" in rest.partition(":")[2] and not url and "://" in text:
             raise InputError(f"--backend {text!r}: the URL must start with http:// or https://")
         taken.add(name)
         out.append([name, provider, model or None, url or None])

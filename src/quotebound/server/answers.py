@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import nullcontext, suppress
+from contextlib import AbstractContextManager, ExitStack, nullcontext, suppress
 from typing import Any
 
 from fastapi.responses import StreamingResponse
@@ -64,7 +64,16 @@ def run_ask_sources(
     documents it is sent runs (``server.messages``)."""
     model = model or state.model
     provider = model.get()
-    guard = nullcontext() if provider.thread_safe else model.call_lock
+    guard: AbstractContextManager[Any] = nullcontext() if provider.thread_safe else model.call_lock
+    if model is not state.model and state.checker is not None:
+        # the answer check may judge on the served model (``--answer-check both``): its calls
+        # are serialised too, the served model's lock taken first (one order: no deadlock)
+        served = state.model
+        own = guard
+        guard = ExitStack()
+        if not served.get().thread_safe:
+            guard.enter_context(served.call_lock)
+        guard.enter_context(own)
     with guard, state.stores.checkout() as db:
         answer = ask_sources(question, sources, provider, served_options(state, key), db)
         trace = db.get_trace(answer.trace_id) if answer.trace_id else None

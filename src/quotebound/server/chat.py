@@ -191,7 +191,7 @@ async def chat_completions(request: Request) -> Response:
         base = (state.config.public_url or str(request.base_url)).rstrip("/")
         if body.get("stream") is True:
             return StreamingResponse(
-                _chunks(future, model, base, state.links),
+                _chunks(future, model, base, state.links, _include_usage(body)),
                 media_type="text/event-stream",
                 headers={"Cache-Control": "no-cache"},
             )
@@ -292,10 +292,17 @@ def _link(base: str, trace: str | None, sid: str | None, signer: LinkSigner | No
     return f"{base}/v1/traces/{trace}/sources/{sid}/document"
 
 
+def _include_usage(body: dict[str, Any]) -> bool:
+    """Whether a streamed request asked for the usage chunk (``stream_options.include_usage``)."""
+    options = body.get("stream_options")
+    return isinstance(options, dict) and options.get("include_usage") is True
+
+
 async def _chunks(
-    future: Future[Answer], model: str, base: str, signer: LinkSigner
+    future: Future[Answer], model: str, base: str, signer: LinkSigner, with_usage: bool = False
 ) -> AsyncIterator[str]:
-    """The answer as Chat Completions chunks once it is verified; then ``[DONE]``."""
+    """The answer as Chat Completions chunks once it is verified; with ``with_usage``, the
+    usage chunk OpenAI sends last (no choices); then ``[DONE]``."""
     created = int(time.time())
 
     def chunk(delta: dict[str, Any], finish: str | None = None, ident: str = "") -> str:
@@ -333,4 +340,14 @@ async def _chunks(
     for event in events:
         yield f"data: {json.dumps(event, ensure_ascii=False)}\n\n"
     yield chunk({}, "stop", ident)
+    if with_usage:
+        tail = {
+            "id": f"chatcmpl-{ident}",
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [],
+            "usage": usage(answer),
+        }
+        yield f"data: {json.dumps(tail)}\n\n"
     yield "data: [DONE]\n\n"

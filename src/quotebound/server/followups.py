@@ -6,29 +6,41 @@ docs/chat-ui.md#follow-ups)."""
 from __future__ import annotations
 
 # A follow-up that leans on the question before it: "And for contractors?", "What about
-# Germany?", "Also in 2025?" (it opens so), "who voices him?", "Where is it filmed?" (a word of
-# it points back at what was asked: ``_POINTING``), or one of at most this many words.
-_LEANING = ("and ", "what about ", "how about ", "also ", "what if ", "but ", "or ")
+# Germany?", "Also, in 2025?" (it opens so), "who voices him?", "Where is it filmed?" (a short
+# one, ``POINTING_WORDS`` words at most, with a word pointing back at what was asked:
+# ``_POINTING``, "it's" and "they're" too; a longer one with "it" is usually a question of its
+# own: "Is it possible to carry leave over?"), or one of at most ``FOLLOW_UP_WORDS`` words.
+_OPENING = frozenset(("and", "also", "but", "or"))
+_OPENING_PAIRS = frozenset((("what", "about"), ("how", "about"), ("what", "if")))
 _POINTING = frozenset(("he", "she", "it", "they", "him", "her", "them", "his", "its", "their"))
 FOLLOW_UP_WORDS = 4
+POINTING_WORDS = 7
+_EDGES = "?!.,;:'\"()\u2018\u2019\u201c\u201d"
+
+
+def leans(question: str) -> bool:
+    """Whether ``question`` leans on the one asked before it (this module's rule)."""
+    words = [w.strip(_EDGES) for w in question.casefold().split()]
+    words = [w for w in words if w]
+    if not words:
+        return False
+    if words[0] in _OPENING or tuple(words[:2]) in _OPENING_PAIRS:
+        return True
+    if len(words) <= FOLLOW_UP_WORDS:
+        return True
+    return len(words) <= POINTING_WORDS and any(
+        w.replace("\u2019", "'").split("'")[0] in _POINTING for w in words
+    )
 
 
 def asked(questions: list[str]) -> str:
-    """The question a conversation asks now: its last user message, read with the one before
-    it when it leans on it (``_LEANING``, a word of ``_POINTING``, or ``FOLLOW_UP_WORDS`` words
-    at most): "How many weeks of paid parental leave do employees get? And for contractors?".
-    Retrieval and the answer check read both; the trace records the question as asked.
-    Measured on 40 two-turn conversations (``benchmarks.quality.followups``)."""
-    last = questions[-1]
-    if len(questions) < 2:
+    """The question a conversation asks now: its last user message, read with the last one
+    before it that said something when it ``leans`` on it: "How many weeks of paid parental
+    leave do employees get? And for contractors?". Retrieval and the answer check read both;
+    the trace records the question as asked. Measured on 40 two-turn conversations
+    (``benchmarks.quality.followups``)."""
+    last = questions[-1] if questions else ""
+    earlier = [q.strip() for q in questions[:-1] if q.strip()]
+    if not earlier or not last.strip() or not leans(last):
         return last
-    words = last.casefold().split()
-    leans = (
-        last.casefold().startswith(_LEANING)
-        or len(words) <= FOLLOW_UP_WORDS
-        or any(w.strip(_EDGES) in _POINTING for w in words)
-    )
-    return f"{questions[-2]} {last}" if leans else last
-
-
-_EDGES = "?!.,;:'\"()"
+    return f"{earlier[-1]} {last}"

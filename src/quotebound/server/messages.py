@@ -186,13 +186,13 @@ def read_request(body: Any) -> tuple[str, list[Document]]:
                         said.append(_string(item.get("text"), f"{where}.content.{k}.text"))
             else:
                 raise _invalid(f"{where}: a {kind!r} block cannot be served by quotebound")
-        if message["role"] == "user" and said:
+        if message["role"] == "user":
             turns.append(" ".join(s.strip() for s in said if s.strip()))
     if len(documents) > MAX_DOCUMENTS:
         raise MessagesError(
             "request_too_large", f"more than {MAX_DOCUMENTS} documents in one request", 413
         )
-    question = asked(turns) if turns else ""  # a follow-up read with the turn before it
+    question = asked(turns)  # the last user turn (a follow-up: read with the turn before it)
     if not question.strip():
         raise _invalid("messages: the last user turn asks nothing (no text block)")
     if documents and len({d.cited for d in documents}) > 1:
@@ -557,7 +557,7 @@ async def _events(
         "message_delta",
         {
             "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-            "usage": {"output_tokens": tokens(answer)["output_tokens"]},
+            "usage": tokens(answer),
         },
     )
     yield _event("message_stop", {})

@@ -245,8 +245,7 @@ class ServerState:
         at = time.perf_counter()
         try:
             self.model.get()
-            for backend in self.backends.values():
-                backend.get()
+            self._warm_backends()
             tier = self.tier.get() if self.tier is not None else None
             if tier is not None:
                 tier.judge("Quotebound warms up.", "Quotebound warms up before traffic.")
@@ -267,6 +266,15 @@ class ServerState:
             return time.perf_counter() - at
         self.warmed_in = time.perf_counter() - at
         return self.warmed_in
+
+    def _warm_backends(self) -> None:
+        """Each backend made (a remote one: its client); one that cannot be made is logged and
+        left for the requests that name it to report (503), the worker still ready."""
+        for name, backend in self.backends.items():
+            try:
+                backend.get()
+            except Exception as exc:
+                log.error("backend %s cannot be made: %s: %s", name, type(exc).__name__, exc)
 
     WARM_BATCH = 256  # chunks embedded per call while warming
 

@@ -153,6 +153,12 @@ def app() -> FastAPI:
     return create_app(options.config(options.make_provider()))
 
 
+def threads_per_worker(workers: int, cores: int | None = None) -> int:
+    """The threads one worker's encoders may use: its share of the machine's cores, at least
+    one."""
+    return max(1, (cores or os.cpu_count() or 1) // max(1, workers))
+
+
 def serve(options: ServeOptions, host: str, port: int, workers: int) -> None:
     """Run ``workers`` processes on one listening socket until interrupted.
 
@@ -166,6 +172,11 @@ def serve(options: ServeOptions, host: str, port: int, workers: int) -> None:
     from uvicorn.supervisors import Multiprocess
 
     os.environ[ENV] = options.to_env()  # what each worker builds its app from
+    # Each worker's encoders (torch) use the cores it has a share of, not every core: two
+    # workers each running two threads on two cores spin against each other (set either
+    # variable to choose otherwise).
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, str(threads_per_worker(workers)))
     config = uvicorn.Config(
         "quotebound.server.workers:app",
         factory=True,
