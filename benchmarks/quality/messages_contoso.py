@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
                     }
                 )
                 print(json.dumps(rows[-1])[:300], file=sys.stderr, flush=True)
-    made.close()
+    # (the app closed the provider and the parts when it stopped)
     if args.rows:
         args.rows.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
     n = len(rows)

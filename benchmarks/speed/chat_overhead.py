@@ -73,19 +73,20 @@ def main(argv: list[str] | None = None) -> int:
                 times["endpoint"].append((time.perf_counter() - at) * 1000)
                 assert reply.json()["choices"][0]["message"]["annotations"], reply.text
                 at = time.perf_counter()
-                first = None
+                first, streamed_text = None, ""
                 with client.stream(
                     "POST", "/v1/chat/completions", json={**request, "stream": True}
                 ) as streamed:
                     for line in streamed.iter_lines():
                         if line == "data: [DONE]":
                             break
-                        if first is None and line.startswith("data: "):
+                        if line.startswith("data: {"):
                             delta = json.loads(line[6:]).get("choices", [{}])[0].get("delta", {})
                             if delta.get("content"):
-                                first = time.perf_counter()
+                                first = first or time.perf_counter()
+                                streamed_text += delta["content"]
                 end = time.perf_counter()
-                assert first is not None
+                assert first is not None and "[[1]](" in streamed_text, streamed_text
                 times["first"].append((first - at) * 1000)
                 times["done"].append((end - at) * 1000)
     print(f"n = {args.calls} calls each; the HR example corpus, extractive provider (ms)\n")
