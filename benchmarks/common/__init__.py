@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +47,11 @@ def p95(values: list[float]) -> float:
     """The 95th percentile (nearest rank) of ``values``."""
     ordered = sorted(values)
     return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)] if ordered else 0.0
+
+
+def p50_p95(ms: list[float]) -> str:
+    """``"p50 | p95"`` of ``ms``, one decimal: a row's two cells of a latency table."""
+    return f"{statistics.median(ms):.1f} | {p95(ms):.1f}" if ms else "- | -"
 
 
 def bootstrap(gold: Sequence[str], pred: Sequence[str]) -> tuple[float, float]:

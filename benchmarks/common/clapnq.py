@@ -65,3 +65,21 @@ def pooled() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
             random.Random(SEED).shuffle(rows)
             answerable = rows
     return every, answerable
+
+
+def ingest_pooled(store: Any, every: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """The passages of ``every`` (``pooled``'s rows) into ``store``'s corpus ``clapnq``, each a
+    document cut as ``quality.retrieval`` cuts them; each passage text's document keys (a
+    passage shared by several rows is one text with several keys: any of them is gold)."""
+    from quotebound.corpus import LoadedDocument
+    from quotebound.ingest import chunk_document
+
+    by_text: dict[str, set[str]] = {}
+    for row in every:
+        passage = row["passages"][0]
+        doc = LoadedDocument(
+            f"{row['id']}.txt", passage["text"], "text/plain", title=passage["title"]
+        )
+        store.ingest(CORPUS, doc, chunk_document(doc, max_chars=600, min_chars=150))
+        by_text.setdefault(passage["text"], set()).add(f"{CORPUS}:{row['id']}.txt")
+    return by_text

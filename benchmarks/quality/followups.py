@@ -32,9 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import clapnq, contoso
-from quotebound.corpus import LoadedDocument
 from quotebound.defaults import defaults
-from quotebound.ingest import chunk_document
 from quotebound.packing import DEFAULT_BUDGET_CHARS, pack
 from quotebound.pipeline import Answer, ask, retrieve
 from quotebound.providers import make_provider
@@ -59,14 +57,7 @@ def conversations() -> list[dict[str, Any]]:
 def _clapnq(store: Store) -> dict[str, set[str]]:
     """The 600 passages into corpus ``clapnq``; each question id's gold document keys."""
     every, _ = clapnq.pooled()
-    keys: dict[str, set[str]] = {}
-    for row in every:
-        passage = row["passages"][0]
-        doc = LoadedDocument(
-            f"{row['id']}.txt", passage["text"], "text/plain", title=passage["title"]
-        )
-        store.ingest(clapnq.CORPUS, doc, chunk_document(doc, max_chars=600, min_chars=150))
-        keys.setdefault(passage["text"], set()).add(f"{clapnq.CORPUS}:{row['id']}.txt")
+    keys = clapnq.ingest_pooled(store, every)
     return {row["id"]: keys[row["passages"][0]["text"]] for row in every}
 
 

@@ -30,9 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import rank_of
-from benchmarks.common.clapnq import CORPUS, DATA, pooled
-from quotebound.corpus import LoadedDocument
-from quotebound.ingest import chunk_document
+from benchmarks.common.clapnq import CORPUS, DATA, ingest_pooled, pooled
 from quotebound.pipeline import NAMED_DEPTH, named_documents_first
 from quotebound.store import open_store
 
@@ -82,14 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         tempfile.TemporaryDirectory() as tmp,
         open_store(f"sqlite:///{Path(tmp) / 'clapnq.db'}") as store,
     ):
-        by_text: dict[str, set[str]] = {}
-        for row in every:
-            passage = row["passages"][0]
-            doc = LoadedDocument(
-                f"{row['id']}.txt", passage["text"], "text/plain", title=passage["title"]
-            )
-            store.ingest(CORPUS, doc, chunk_document(doc, max_chars=600, min_chars=150))
-            by_text.setdefault(passage["text"], set()).add(f"{CORPUS}:{row['id']}.txt")
+        by_text = ingest_pooled(store, every)
         for n, row in enumerate(questions, 1):
             question = row["input"]
             gold = by_text[row["passages"][0]["text"]]

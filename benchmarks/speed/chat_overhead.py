@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import tempfile
 import time
 
 import httpx
 
+from benchmarks.common import p50_p95
 from kits.serverkit import fill, live_server
 from quotebound.pipeline import ask
 from quotebound.providers.extractive import ExtractiveProvider
@@ -31,12 +31,6 @@ from quotebound.server.state import ServerState
 from quotebound.store import open_store
 
 QUESTION = "How many weeks of paid parental leave do employees get?"
-
-
-def _q(ms: list[float]) -> str:
-    ordered = sorted(ms)
-    p95 = ordered[max(0, round(0.95 * len(ordered)) - 1)]
-    return f"{statistics.median(ordered):.1f} | {p95:.1f}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         ("first", "/v1/chat/completions streamed: first content chunk"),
         ("done", "/v1/chat/completions streamed: [DONE]"),
     ):
-        print(f"| {label} | {_q(times[name])} |")
+        print(f"| {label} | {p50_p95(times[name])} |")
     return 0
 
 

@@ -14,13 +14,12 @@ Every call's answer is checked (a cited text block) before it counts. p50 and p9
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
 import time
 
 import httpx
 
-from benchmarks.common import ROOT
+from benchmarks.common import ROOT, p50_p95
 from kits.serverkit import live_server
 from quotebound.pipeline import ask_sources
 from quotebound.providers.extractive import ExtractiveProvider
@@ -47,12 +46,6 @@ def _request() -> dict[str, object]:
         "max_tokens": 1024,
         "messages": [{"role": "user", "content": [*documents, {"type": "text", "text": QUESTION}]}],
     }
-
-
-def _q(ms: list[float]) -> str:
-    ordered = sorted(ms)
-    p95 = ordered[max(0, round(0.95 * len(ordered)) - 1)]
-    return f"{statistics.median(ordered):.1f} | {p95:.1f}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         ("first event", "/v1/messages streamed: first event"),
         ("streamed", "/v1/messages streamed: message_stop"),
     ):
-        print(f"| {label} | {_q(times[name])} |")
+        print(f"| {label} | {p50_p95(times[name])} |")
     return 0
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from benchmarks.common import clapnq, contoso, rank_of
 from quotebound.answering.rerank import RERANK_K, DenseReranker
-from quotebound.corpus import Hit, LoadedDocument
+from quotebound.corpus import Hit
 from quotebound.ingest import chunk_document, load_file
 from quotebound.packing import DEFAULT_BUDGET_CHARS, pack
 from quotebound.pipeline import AskOptions, retrieve
@@ -140,14 +140,7 @@ def on_clapnq(path: Path, settings: list[tuple[int, int]], rerank: DenseReranker
     every, answerable = clapnq.pooled()
     questions = answerable[100:300]
     with open_store(f"sqlite:///{path}") as store:
-        by_text: dict[str, set[str]] = {}
-        for row in every:
-            passage = row["passages"][0]
-            doc = LoadedDocument(
-                f"{row['id']}.txt", passage["text"], "text/plain", title=passage["title"]
-            )
-            store.ingest(clapnq.CORPUS, doc, chunk_document(doc, max_chars=600, min_chars=150))
-            by_text.setdefault(passage["text"], set()).add(f"{clapnq.CORPUS}:{row['id']}.txt")
+        by_text = clapnq.ingest_pooled(store, every)
         options = AskOptions(corpora=[clapnq.CORPUS], limit=10, rerank=rerank)
         headed = Headed(store, path)
         for headings, chunks in settings:

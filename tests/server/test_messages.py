@@ -69,6 +69,16 @@ def _client(base: str, secret: str) -> Any:
     return anthropic.Anthropic(api_key=secret, base_url=base, max_retries=0)
 
 
+def _turn(question: str, document: str = LEAVE) -> list[dict[str, Any]]:
+    """One user turn: ``document`` as a text document with citations, then ``question``."""
+    return [
+        {
+            "role": "user",
+            "content": [_text_document(document), {"type": "text", "text": question}],
+        }
+    ]
+
+
 def _text_document(text: str, title: str = "Leave policy") -> dict[str, Any]:
     return {
         "type": "document",
@@ -164,12 +174,7 @@ def test_a_fabricated_quote_is_never_returned(tmp_path: Path) -> None:
         message = _client(base, secret).messages.create(
             model="quotebound-scripted",
             max_tokens=256,
-            messages=[
-                {
-                    "role": "user",
-                    "content": [_text_document(LEAVE), {"type": "text", "text": "What benefits?"}],
-                }
-            ],
+            messages=_turn("What benefits?"),
         )
         text = " ".join(b.text for b in message.content)
         assert "16 weeks" in text and "company car" not in text
@@ -190,12 +195,7 @@ def test_usage_is_the_tokens_the_model_reported_over_its_attempts(tmp_path: Path
         message = _client(base, secret).messages.create(
             model="quotebound-scripted",
             max_tokens=256,
-            messages=[
-                {
-                    "role": "user",
-                    "content": [_text_document(LEAVE), {"type": "text", "text": "What benefits?"}],
-                }
-            ],
+            messages=_turn("What benefits?"),
         )
         assert (message.usage.input_tokens, message.usage.output_tokens) == (250, 60)
         trace = httpx.get(
@@ -404,12 +404,7 @@ def test_a_backend_that_cannot_be_made_leaves_the_worker_ready(tmp_path: Path) -
             json={
                 "model": "broken",
                 "max_tokens": 9,
-                "messages": [
-                    {
-                        "role": "user",
-                        "content": [_text_document(LEAVE), {"type": "text", "text": "?"}],
-                    }
-                ],
+                "messages": _turn("?"),
             },
             headers={"x-api-key": secret},
         )
@@ -506,12 +501,7 @@ def test_a_stream_carries_only_verified_claims_and_the_sdk_reads_its_citations(
         request = {
             "model": "quotebound-scripted",
             "max_tokens": 256,
-            "messages": [
-                {
-                    "role": "user",
-                    "content": [_text_document(LEAVE), {"type": "text", "text": "Benefits?"}],
-                }
-            ],
+            "messages": _turn("Benefits?"),
         }
         kinds: list[str] = []
         with _client(base, secret).messages.stream(**request) as stream:
