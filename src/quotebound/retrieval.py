@@ -72,6 +72,32 @@ def named_documents_first(question: str, hits: Sequence[Hit]) -> tuple[list[Hit]
     return first + rest, tuple(d for d in documents if d in chosen)
 
 
+_FILE_NAME = re.compile(r"[\w\-. ]+\.\w{1,5}")
+
+
+def named_sources_first(question: str, sources: Sequence[Source]) -> list[Source]:
+    """``sources`` (pieces of documents given in a request, each keyed ``DOCUMENT:offset``)
+    with the pieces of the documents ``question`` names first, each part in its order: the
+    store's ``named_documents_first`` for documents sent whole. A document is called by its
+    title (a file name read as ``document_name`` reads a key: "Northwind_Standard_Benefits_
+    Details.pdf" is "Northwind Standard Benefits Details"), else its key."""
+    documents: dict[str, str] = {}
+    for src in sources:
+        document = (src.key or src.id).rsplit(":", 1)[0]
+        if document not in documents:
+            title = (src.title or "").strip()
+            documents[document] = (
+                document_name(title) if _FILE_NAME.fullmatch(title) else document_name(None, title)
+            ) or document
+    order = list(documents)
+    picked = {order[i] for i in named_documents(question, list(documents.values()))}
+    if not picked:
+        return list(sources)
+    named = [(s.key or s.id).rsplit(":", 1)[0] in picked for s in sources]
+    first = [s for s, n in zip(sources, named, strict=True) if n]
+    return first + [s for s, n in zip(sources, named, strict=True) if not n]
+
+
 # A source offered from elsewhere longer than this is cut as ingest cuts a document.
 PIECE_CHARS = 1200
 

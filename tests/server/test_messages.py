@@ -636,3 +636,42 @@ def test_a_model_that_cannot_be_made_is_an_api_error_in_anthropics_envelope(
         assert reply.json()["error"]["type"] == "api_error"
         with _client(base, secret) as client, pytest.raises(anthropic.InternalServerError):
             client.models.list()
+
+
+def test_the_pieces_of_the_documents_a_question_names_are_sent_first() -> None:
+    from quotebound.retrieval import named_sources_first
+    from quotebound.server.messages import read_request, sources_of
+    from quotebound.sources import Source
+
+    plus = "Northwind Health Plus requires prior authorization for imaging. " * 3
+    standard = "Northwind Standard requires prior authorization for surgery."
+    documents = [
+        {**_text_document(plus, "Northwind_Health_Plus_Benefits_Details.pdf")},
+        {**_text_document(standard, "Northwind_Standard_Benefits_Details.pdf")},
+    ]
+    body = {
+        "model": "m",
+        "max_tokens": 9,
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    *documents,
+                    {
+                        "type": "text",
+                        "text": "Prior authorization for imaging, Northwind Standard?",
+                    },
+                ],
+            }
+        ],
+    }
+    question, read = read_request(body)
+    ranked = sources_of(question, read)
+    assert ranked[0].title == "Northwind_Standard_Benefits_Details.pdf"
+    # off (serve --named-first off), the shared words decide: a tie, the Plus piece first
+    assert sources_of(question, read, named_first=False)[0].title.startswith("Northwind_Health")
+    # a question naming no document, or one document alone, keeps the order
+    alone = [Source("P1", "a", key="doc0:0", title="Leave policy")]
+    assert named_sources_first("Leave policy?", alone) == alone
+    both = [Source("P1", "a", key="doc0:0", title="A"), Source("P2", "b", key="doc1:0", title="B")]
+    assert named_sources_first("What is covered?", both) == both

@@ -43,7 +43,7 @@ from starlette.exceptions import HTTPException
 from ..corpus import LoadedDocument, Page
 from ..ingest.chunker import chunk_document
 from ..pipeline import Answer
-from ..retrieval import PIECE_CHARS, by_shared_words
+from ..retrieval import PIECE_CHARS, by_shared_words, named_sources_first
 from ..sources import Source
 from ..store import ApiKey, TraceRecord
 from ..text.sentences import sentences_around
@@ -291,10 +291,12 @@ def _key(doc: Document) -> str:
     return f"{'sr' if doc.kind == 'search_result' else 'doc'}{doc.index}"
 
 
-def sources_of(question: str, documents: list[Document]) -> list[Source]:
+def sources_of(question: str, documents: list[Document], named_first: bool = True) -> list[Source]:
     """The documents cut into pieces of whole sentences (a block: a unit of its own), each
     keyed ``doc{i}:{start}`` (``sr{i}:{start}``) by where it starts in its document's text;
-    those sharing more of the question's words first (then in their order)."""
+    those sharing more of the question's words first (then in their order), and with
+    ``named_first`` (``serve --named-first``) the pieces of the documents the question names
+    before the others (``retrieval.named_sources_first``)."""
     pieces: list[Source] = []
     for doc in documents:
         for start, end, page in _units(doc):
@@ -311,7 +313,8 @@ def sources_of(question: str, documents: list[Document]) -> list[Source]:
                     page=page,
                 )
             )
-    return by_shared_words(question, pieces)
+    ranked = by_shared_words(question, pieces)
+    return named_sources_first(question, ranked) if named_first else ranked
 
 
 def _units(doc: Document) -> list[tuple[int, int, int | None]]:
@@ -469,7 +472,7 @@ async def create_message(request: Request) -> Response:
             raise MessagesError("not_found_error", f"model: {model!r} is not served here", 404)
         if not documents:
             raise _invalid("messages: no document or search result to answer from")
-        sources = sources_of(question, documents)
+        sources = sources_of(question, documents, state.config.named_first)
         try:
             state.admit()
         except Exception:
