@@ -74,14 +74,15 @@ def test_a_stream_carries_the_verified_text_annotations_and_source_events(
     text = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
     assert "16 weeks" in text and "Sources:" in text
     # asked for, the usage chunk comes last, with no choices, as OpenAI sends it
-    chunks = list(
-        _client(base, keys["staff"]).chat.completions.create(
-            model="quotebound",
-            messages=[{"role": "user", "content": QUESTION}],
-            stream=True,
-            stream_options={"include_usage": True},
+    with _client(base, keys["staff"]) as client:
+        chunks = list(
+            client.chat.completions.create(
+                model="quotebound",
+                messages=[{"role": "user", "content": QUESTION}],
+                stream=True,
+                stream_options={"include_usage": True},
+            )
         )
-    )
     assert chunks[-1].choices == [] and chunks[-1].usage.total_tokens == 0  # (extractive)
     assert all(c.usage is None for c in chunks[:-1])
     raw = httpx.post(
@@ -295,3 +296,30 @@ def test_usage_is_the_models_tokens_in_openais_names() -> None:
     spent = Answer("q", "grounded", counts={"input_tokens": 250, "output_tokens": 60})
     assert usage(spent) == {"prompt_tokens": 250, "completion_tokens": 60, "total_tokens": 310}
     assert usage(Answer("q", "grounded"))["total_tokens"] == 0  # a model that reports none
+
+
+def test_a_body_over_the_limit_is_413_in_openais_envelope_whether_declared_or_not(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as store:
+        fill(store)
+        key = store.create_key(name="staff")[1]
+    big = {"model": "quotebound", "messages": [{"role": "user", "content": "leave " * 1000}]}
+    with live_server(create_app(ServerConfig(store_url=url, max_body_bytes=2048))) as base:
+        with _client(base, key) as client, pytest.raises(openai.APIStatusError) as raised:
+            client.chat.completions.create(**big)  # Content-Length declared
+        assert raised.value.status_code == 413
+        assert raised.value.body["code"] == "request_too_large"  # (the SDK unwraps "error")
+
+        def undeclared() -> Iterator[bytes]:  # sent in chunks: no Content-Length
+            yield json.dumps(big).encode()
+
+        headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+        reply = httpx.post(f"{base}/v1/chat/completions", content=undeclared(), headers=headers)
+        assert reply.status_code == 413
+        assert set(reply.json()["error"]) == {"message", "type", "param", "code"}
+        assert "Traceback" not in caplog.text
+        bad = {**big, "messages": [{"role": "user", "content": "hi"}], "stream": "yes"}
+        reply = httpx.post(f"{base}/v1/chat/completions", json=bad, headers=headers)
+        assert reply.status_code == 400 and "stream" in reply.json()["error"]["message"]

@@ -610,6 +610,19 @@ def test_a_request_over_the_body_limit_is_request_too_large(tmp_path: Path) -> N
             _client(base, secret).messages.create(**big)
         assert raised.value.status_code == 413
 
+        def undeclared() -> Iterator[bytes]:  # sent in chunks: no Content-Length
+            yield json.dumps(big).encode()
+
+        headers = {"x-api-key": secret, "content-type": "application/json"}
+        reply = httpx.post(f"{base}/v1/messages", content=undeclared(), headers=headers)
+        assert reply.status_code == 413 and reply.json()["error"]["type"] == "request_too_large"
+        reply = httpx.post(
+            f"{base}/v1/messages",
+            json={**big, "messages": _turn("?"), "stream": "yes"},
+            headers={"x-api-key": secret},
+        )
+        assert reply.status_code == 400 and "stream" in reply.json()["error"]["message"]
+
 
 def test_a_model_that_cannot_be_made_is_an_api_error_in_anthropics_envelope(
     tmp_path: Path,

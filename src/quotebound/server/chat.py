@@ -39,7 +39,7 @@ from ..pipeline import Answer
 from ..store import ApiKey
 from . import messages
 from .answers import run_ask, tokens
-from .errors import ApiError
+from .errors import ApiError, json_body
 from .followups import asked
 from .links import LinkSigner
 from .schemas import AskIn
@@ -125,6 +125,8 @@ def _question(body: Any) -> tuple[str, str]:
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise ChatError("model: a string is required", code="missing_required_parameter")
+    if body.get("stream") not in (None, True, False):
+        raise ChatError("stream: a boolean is required", code="invalid_type")
     turns = body.get("messages")
     if not isinstance(turns, list) or not turns:
         raise ChatError("messages: at least one message is required", code="invalid_value")
@@ -162,9 +164,10 @@ async def chat_completions(request: Request) -> Response:
     try:
         key = _key(request, state)
         try:
-            body = await request.json()
-        except ValueError:
-            raise ChatError("the request body is not valid JSON") from None
+            body = await json_body(request)
+        except ApiError as exc:  # not JSON, or over the body limit while read
+            code = "request_too_large" if exc.http_status == 413 else None
+            raise ChatError(exc.message, exc.http_status, code) from None
         model, question = _question(body)
         if model == MODEL:
             corpus = None

@@ -55,6 +55,18 @@ class ApiError(Exception):
         self.headers = headers
 
 
+async def json_body(request: Request) -> Any:
+    """A face's request body, parsed: ``ApiError`` 400 ``bad_request`` when it is not JSON,
+    413 ``too_large`` when it runs over the body limit while read (no ``Content-Length``).
+    The faces with an API's own envelope (Messages, Chat Completions) say these in it."""
+    try:
+        return await request.json()
+    except ValueError:
+        raise ApiError(400, "bad_request", "the request body is not valid JSON") from None
+    except HTTPException as exc:
+        raise ApiError(exc.status_code, "too_large", str(exc.detail)) from None
+
+
 def provider_unavailable() -> ApiError:
     """The model cannot be made; the reason is logged by whoever tried to make it."""
     return ApiError(503, "provider_unavailable", PROVIDER_UNAVAILABLE)

@@ -38,7 +38,6 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from starlette.exceptions import HTTPException
 
 from ..corpus import LoadedDocument, Page
 from ..ingest.chunker import chunk_document
@@ -48,7 +47,7 @@ from ..sources import Source
 from ..store import ApiKey, TraceRecord
 from ..text.sentences import sentences_around
 from .answers import run_ask_sources, tokens
-from .errors import ApiError
+from .errors import ApiError, json_body
 from .followups import asked
 from .state import ServerState
 
@@ -147,6 +146,8 @@ def read_request(body: Any) -> tuple[str, list[Document]]:
             raise _invalid(f"{field}: Field required")
     if not isinstance(body["model"], str):
         raise _invalid("model: a string is required")
+    if body.get("stream") not in (None, True, False):
+        raise _invalid("stream: a boolean is required")
     if body.get("tools"):
         raise _invalid("tools: tool use is not served; quotebound answers from documents")
     messages = body["messages"]
@@ -460,11 +461,11 @@ async def create_message(request: Request) -> Response:
     try:
         key = _key_of(request, state)
         try:
-            body = await request.json()
-        except ValueError:
-            raise _invalid("the request body is not valid JSON") from None
-        except HTTPException as exc:  # the body limit, met while reading (no Content-Length)
-            raise MessagesError("request_too_large", str(exc.detail), exc.status_code) from None
+            body = await json_body(request)
+        except ApiError as exc:  # not JSON, or over the body limit while read
+            if exc.http_status == 413:
+                raise MessagesError("request_too_large", exc.message, 413) from None
+            raise _invalid(exc.message) from None
         question, documents = read_request(body)
         model = body["model"]
         backend = state.models().get(model)

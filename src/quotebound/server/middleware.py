@@ -24,8 +24,30 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-# Routes that answer in Anthropic's error envelope (``server.messages``).
+# Routes that answer in Anthropic's (``server.messages``) or OpenAI's (``server.chat``) error
+# envelope: a body refused here is answered in it too, as the client's SDK parses it.
 ANTHROPIC_PATHS = frozenset({"/v1/messages"})
+OPENAI_PATHS = frozenset({"/v1/chat/completions"})
+
+
+def _refused(path: object, refusal: ErrorReply) -> JSONResponse:
+    """A body refused before the app read it, in the envelope of the route it was sent to."""
+    too_large = refusal.status == 413
+    if path in ANTHROPIC_PATHS:
+        kind = "request_too_large" if too_large else "invalid_request_error"
+        body: dict[str, Any] = {
+            "type": "error",
+            "error": {"type": kind, "message": refusal.message},
+        }
+    elif path in OPENAI_PATHS:
+        code = "request_too_large" if too_large else "invalid_content_length"
+        error = {"message": refusal.message, "type": "invalid_request_error", "param": None}
+        body = {"error": {**error, "code": code}}
+    else:
+        return refusal.response()
+    return JSONResponse(body, status_code=refusal.status)
+
+
 _API_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
 
 
@@ -46,12 +68,7 @@ class BodyLimit:
         elif declared is not None and int(declared) > self.limit:
             refusal = ErrorReply(413, "too_large", f"request body over {self.limit} bytes")
         if refusal is not None:
-            if scope.get("path") in ANTHROPIC_PATHS:  # answered in that API's own envelope
-                kind = "request_too_large" if refusal.status == 413 else "invalid_request_error"
-                body = {"type": "error", "error": {"type": kind, "message": refusal.message}}
-                await JSONResponse(body, status_code=refusal.status)(scope, receive, send)
-                return
-            await refusal.response()(scope, receive, send)
+            await _refused(scope.get("path"), refusal)(scope, receive, send)
             return
         seen = 0
 
