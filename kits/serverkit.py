@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import uvicorn
@@ -43,6 +43,26 @@ def fill(store: Store) -> None:
     )
     store.ingest("legal", *doc("merger.txt", MERGER, title="Merger memo"), acl=["legal"])
     store.ingest("web", *doc("release.html", HOSTILE, title="<b>Release</b> notes"))
+
+
+_Closable = TypeVar("_Closable")
+_OPENED: list[Any] = []
+
+
+def closed_after_test(client: _Closable) -> _Closable:
+    """``client`` (an SDK's client, anything with ``close()``), closed when the test ends.
+
+    An SDK client left to the garbage collector closes in an order of its choosing: its socket
+    may be finalised first, and warn (an error in this suite) in whichever later test the
+    collector happens to run."""
+    _OPENED.append(client)
+    return client
+
+
+def close_opened() -> None:
+    """Close every client ``closed_after_test`` was given, newest first."""
+    while _OPENED:
+        _OPENED.pop().close()
 
 
 def call(app: Any, method: str, path: str, key: str | None = None, **kw: Any) -> httpx.Response:

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from kits.serverkit import fill, live_server
+from kits.serverkit import closed_after_test, fill, live_server
 from quotebound.server import ServerConfig, create_app
 from quotebound.store import open_store
 
@@ -33,7 +33,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
 
 
 def _client(base: str, key: str) -> Any:
-    return openai.OpenAI(base_url=f"{base}/v1", api_key=key, max_retries=0)
+    return closed_after_test(openai.OpenAI(base_url=f"{base}/v1", api_key=key, max_retries=0))
 
 
 def test_models_are_the_corpora_the_key_reads(served: tuple[str, dict[str, str]]) -> None:

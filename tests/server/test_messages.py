@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from kits.serverkit import live_server
+from kits.serverkit import closed_after_test, live_server
 from quotebound.providers.base import Completion
 from quotebound.providers.extractive import ExtractiveProvider
 from quotebound.providers.scripted import ScriptedProvider
@@ -66,7 +66,7 @@ def extractive(tmp_path: Path) -> Iterator[tuple[str, str]]:
 
 
 def _client(base: str, secret: str) -> Any:
-    return anthropic.Anthropic(api_key=secret, base_url=base, max_retries=0)
+    return closed_after_test(anthropic.Anthropic(api_key=secret, base_url=base, max_retries=0))
 
 
 def _turn(question: str, document: str = LEAVE) -> list[dict[str, Any]]:
