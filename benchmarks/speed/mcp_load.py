@@ -44,17 +44,20 @@ QUESTIONS = (
 )
 
 
-async def _level(url: str, key: str, clients: int, seconds: float, tool: str) -> dict[str, Any]:
-    """``clients`` MCP sessions calling ``tool`` for ``seconds``; latencies and trace ids."""
+async def _level(
+    url: str, key: str, clients: int, seconds: float, tool: str
+) -> list[dict[str, Any]]:
+    """``clients`` MCP sessions calling ``tool`` for ``seconds`` (``mixed``: half of them
+    ``ask``, half ``verify``); a row per tool called, with latencies and trace ids."""
     import httpx2  # the MCP SDK's HTTP client
 
-    latencies: list[float] = []
+    latencies: dict[str, list[float]] = {}
     traces: list[str] = []
-    errors = 0
+    errors: dict[str, int] = {}
     deadline = 0.0
 
     async def client(n: int) -> None:
-        nonlocal errors
+        mine = tool if tool != "mixed" else ("ask" if n % 2 == 0 else "verify")
         headers = {"Authorization": f"Bearer {key}"}
         async with (
             httpx2.AsyncClient(headers=headers, timeout=60) as http,
@@ -67,23 +70,21 @@ async def _level(url: str, key: str, clients: int, seconds: float, tool: str) ->
             sid = next(p["id"] for p in passages if LEAVE in p["text"])
             turn = n
             while True:  # (at least one call: a level of 0 s is one call a session)
-                if tool == "verify":
+                if mine == "verify":
                     arguments = {"answer": _answer(sid)}
                 else:
                     arguments = {"question": QUESTIONS[turn % len(QUESTIONS)]}
                 turn += 1
                 at = time.perf_counter()
-                result = await session.call_tool(tool, arguments)
-                latencies.append(time.perf_counter() - at)
+                result = await session.call_tool(mine, arguments)
+                latencies.setdefault(mine, []).append(time.perf_counter() - at)
                 data = result.structured_content or {}
-                if result.is_error:
-                    errors += 1
-                elif tool == "verify":
-                    errors += data.get("kept") != 1
-                elif data.get("trace_id"):
+                failed = result.is_error or (
+                    data.get("kept") != 1 if mine == "verify" else not data.get("trace_id")
+                )
+                errors[mine] = errors.get(mine, 0) + failed
+                if not failed and mine == "ask":
                     traces.append(data["trace_id"])
-                else:
-                    errors += 1
                 if time.perf_counter() >= deadline:
                     break
 
@@ -93,25 +94,35 @@ async def _level(url: str, key: str, clients: int, seconds: float, tool: str) ->
         for n in range(clients):
             group.start_soon(client, n)
     elapsed = time.perf_counter() - began
-    ms = sorted(x * 1000 for x in latencies)
-    return {
-        "tool": tool,
-        "clients": clients,
-        "calls": len(ms),
-        "rate": len(ms) / elapsed,
-        "p50": ms[len(ms) // 2] if ms else 0.0,
-        "p95": p95(ms),
-        "p99": ms[min(len(ms) - 1, int(len(ms) * 0.99))] if ms else 0.0,
-        "errors": errors,
-        "traces": traces,
-    }
+    rows = []
+    for name, taken in sorted(latencies.items()):
+        ms = sorted(x * 1000 for x in taken)
+        beside = " (beside ask)" if tool == "mixed" and name == "verify" else ""
+        rows.append(
+            {
+                "tool": name + (" (beside verify)" if tool == "mixed" and not beside else beside),
+                "clients": clients if tool != "mixed" else len(range(name == "verify", clients, 2)),
+                "calls": len(ms),
+                "rate": len(ms) / elapsed,
+                "p50": ms[len(ms) // 2] if ms else 0.0,
+                "p95": p95(ms),
+                "p99": ms[min(len(ms) - 1, int(len(ms) * 0.99))] if ms else 0.0,
+                "errors": errors.get(name, 0),
+                "traces": traces if name == "ask" else [],
+            }
+        )
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=8.0, help="time per level")
     parser.add_argument("--levels", default="1,8,32", help="concurrent sessions, comma-separated")
-    parser.add_argument("--tools", default="verify,ask", help="verify and/or ask")
+    parser.add_argument(
+        "--tools",
+        default="verify,ask,mixed",
+        help="verify, ask and/or mixed (half the sessions ask while the other half verify)",
+    )
     args = parser.parse_args(argv)
     qb = str(Path(sys.executable).with_name("quotebound"))
     rows: list[dict[str, Any]] = []
@@ -150,9 +161,7 @@ def main(argv: list[str] | None = None) -> int:
             anyio.run(_level, endpoint, key, 1, 0.0, "ask")  # (ask's parts loaded first)
             for tool in args.tools.split(","):
                 for clients in (int(n) for n in args.levels.split(",")):
-                    rows.append(
-                        anyio.run(_level, endpoint, key, clients, args.seconds, tool.strip())
-                    )
+                    rows += anyio.run(_level, endpoint, key, clients, args.seconds, tool.strip())
         finally:
             proc.terminate()
             proc.wait(timeout=30)

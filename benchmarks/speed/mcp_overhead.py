@@ -30,6 +30,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from benchmarks.common import ROOT
 from quotebound.mcp.conversation import Conversation
 from quotebound.store import open_store
+from quotebound.store.pool import OneStore
 
 QUERY = "parental leave weeks"
 LEAVE = "Employees are entitled to 16 weeks of paid parental leave"
@@ -51,7 +52,7 @@ def _quantiles(ms: list[float]) -> tuple[float, float]:
 def library(url: str, calls: int) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {"search": [], "verify": []}
     with open_store(url) as store:
-        conversation = Conversation(store)
+        conversation = Conversation(OneStore(store))
         found = conversation.search(QUERY)
         sid = next(p["id"] for p in found["passages"] if LEAVE in p["text"])
         for _ in range(calls):

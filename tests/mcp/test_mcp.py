@@ -9,6 +9,7 @@ import shlex
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -328,3 +329,60 @@ def test_a_search_is_traced_as_sent_and_left_out_of_the_answers_evaluated(store:
         for p in found["passages"]:  # recorded as sent: the text, its offsets, its version
             assert sent[p["id"]].text == p["text"] and sent[p["id"]].version is not None
         assert found["trace_id"] not in {t.id for t in recent_traces(db, None, 500)}
+
+
+def test_over_http_two_callers_questions_are_answered_side_by_side(tmp_path: Path) -> None:
+    """Over HTTP each call takes its own store connection (``store.pool.Stores``, as
+    ``mcp --http`` serves): two assistants' questions run at once. Each ask waits inside for
+    the other; answered one at a time, the first would wait alone and fail."""
+    import httpx2
+
+    from kits.serverkit import fill, live_server
+    from quotebound import mcp
+    from quotebound.mcp.server import asker_of
+    from quotebound.pipeline import AskOptions
+    from quotebound.providers import ExtractiveProvider
+    from quotebound.store import open_store
+    from quotebound.store.pool import Stores
+
+    url = f"sqlite:///{tmp_path / 'qb.db'}"
+    with open_store(url) as db:
+        fill(db)
+        secret = db.create_key(name="assistant")[1]
+    real = asker_of(ExtractiveProvider(), AskOptions())
+    both_in = threading.Barrier(2)
+    connections: list[int] = []
+
+    def asker(question: str, store: Any, options: Any) -> Any:
+        connections.append(id(store))
+        both_in.wait(timeout=30)
+        return real(question, store, options)
+
+    stores = Stores(url, idle=4)
+    app = mcp.http_app(lambda key: mcp.conversation_for(stores, key, (), None, asker), stores)
+    answers: list[Any] = []
+
+    async def one(base: str) -> None:
+        headers = {"Authorization": f"Bearer {secret}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=60) as client,
+            streamable_http_client(f"{base}/mcp", http_client=client) as streams,
+            ClientSession(streams[0], streams[1]) as s,
+        ):
+            await s.initialize()
+            answers.append(await s.call_tool("ask", {"question": "How many weeks of leave?"}))
+
+    async def both(base: str) -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(one, base)
+            group.start_soon(one, base)
+
+    try:
+        with live_server(app) as base:
+            anyio.run(both, base)
+    finally:
+        stores.close()
+    assert len(answers) == 2 and not any(a.is_error for a in answers), answers
+    for answer in answers:
+        assert any("16 weeks" in c["text"] for c in answer.structured_content["claims"])
+    assert len(set(connections)) == 2  # a connection each

@@ -12,7 +12,10 @@ import click
 from ..errors import InputError
 from ..providers import make_provider
 from ..store import open_store
+from ..store.pool import OneStore, Stores
 from .options import EXIT_OK, provider_options, skip_unchosen, store_option
+
+_IDLE_CONNECTIONS = 8  # store connections kept open between calls over HTTP (serve's default)
 
 
 @click.command("mcp")
@@ -62,16 +65,19 @@ def mcp_cmd(
     address = _address(http) if http is not None else None
     asker = None if no_ask else _lazy_asker(provider, model, model_path, base_url, api_key)
     chosen = tuple(corpora) or None
-    with open_store(store_url) as store:
-        if address is None:
-            mcp.run_stdio(mcp.conversation_for(store, None, groups, chosen, asker))
-            return EXIT_OK
-        import uvicorn
+    if address is None:
+        with open_store(store_url) as store:
+            mcp.run_stdio(mcp.conversation_for(OneStore(store), None, groups, chosen, asker))
+        return EXIT_OK
+    import uvicorn
 
-        lock = threading.Lock()
-        app = mcp.http_app(
-            lambda key: mcp.conversation_for(store, key, (), chosen, asker, lock), store, lock
-        )
+    # over HTTP each call takes its own connection from a pool: many assistants' searches,
+    # verifications and questions run side by side (serve's pool: ``store.pool.Stores``)
+    stores = Stores(store_url, idle=_IDLE_CONNECTIONS)
+    try:
+        with stores.checkout():  # (the store opens, migrated, before anyone is told to call)
+            pass
+        app = mcp.http_app(lambda key: mcp.conversation_for(stores, key, (), chosen, asker), stores)
         host, port = address
         url = f"http://{host}:{port}/mcp"
         if as_json:
@@ -79,6 +85,8 @@ def mcp_cmd(
         else:
             click.echo(f"quotebound MCP server on {url} (Ctrl-C stops)", err=True)
         uvicorn.run(app, host=host, port=port, log_level="warning")
+    finally:
+        stores.close()
     return EXIT_OK
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..store import ApiKey, Store
+    from ..store import ApiKey
+    from ..store.pool import Connections
     from .conversation import Asker, Conversation
 
 
@@ -23,16 +24,17 @@ def run_stdio(conversation: Conversation) -> None:
     build(one_conversation(conversation)).run("stdio")
 
 
-def http_app(make: Any, store: Store, lock: Any) -> Any:
+def http_app(make: Any, stores: Connections) -> Any:
     """The streamable HTTP app (at ``/mcp``): a request without a valid key is 401 before any
-    MCP message is read; each session's conversation is made by ``make(key)``."""
+    MCP message is read; each session's conversation is made by ``make(key)``; keys are read
+    through ``stores``."""
     from starlette.requests import Request
     from starlette.responses import JSONResponse
     from starlette.types import ASGIApp, Receive, Scope, Send
 
     from .server import Sessions, build
 
-    sessions = Sessions(make, store, lock)
+    sessions = Sessions(make, stores)
     inner: ASGIApp = build(sessions).streamable_http_app()
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
@@ -55,20 +57,16 @@ def http_app(make: Any, store: Store, lock: Any) -> Any:
 
 
 def conversation_for(
-    store: Store,
+    stores: Connections,
     key: ApiKey | None,
     groups: tuple[str, ...],
     corpora: Any,
     asker: Asker | None,
-    lock: Any = None,
 ) -> Conversation:
     """A conversation reading as ``key`` (its groups, traced as its owner), or as the local
-    user's ``groups`` when there is no key (stdio); ``lock``: the store's, when shared."""
-    import threading
-
+    user's ``groups`` when there is no key (stdio); its store connections from ``stores``."""
     from .conversation import Conversation
 
-    held = lock if lock is not None else threading.Lock()
     if key is not None:
-        return Conversation(store, key.groups, key.id, corpora, asker=asker, lock=held)
-    return Conversation(store, groups, None, corpora, asker=asker, lock=held)
+        return Conversation(stores, key.groups, key.id, corpora, asker=asker)
+    return Conversation(stores, groups, None, corpora, asker=asker)

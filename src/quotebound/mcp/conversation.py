@@ -29,6 +29,7 @@ from ..repair import nearest_hints
 from ..sources import Source, WorkingSet
 from ..store import Store, TraceAttempt, TraceRecord, TraceSource
 from ..store.base import SEARCH_ONLY
+from ..store.pool import Connections
 from ..traceview import source_view, trace_dict
 from ..verdict import Policy, Verdict
 from ..verify import verify
@@ -56,15 +57,15 @@ class _Sent:
 class Conversation:
     """What one conversation was given, checked against, and traced under its caller."""
 
-    store: Store
+    stores: Connections  # a connection per call (``store.pool``: a pool, or one store)
     groups: tuple[str, ...] = ()  # the ACL groups the caller reads as
     owner: str | None = None  # the caller's key id: the owner of the traces written
     corpora: tuple[str, ...] | None = None  # searched when a call names none (None: all)
     budget: Budget = field(default_factory=Budget)
     policy: Policy = field(default_factory=Policy)
     asker: Asker | None = None
-    # held while the store is read or written (over HTTP one lock for every session: they
-    # share one store connection)
+    # held while this conversation's passages are read or given ids (its own calls may run
+    # side by side; other conversations' do not wait for it)
     lock: threading.Lock = field(default_factory=threading.Lock)
     _sent: dict[str, _Sent] = field(default_factory=dict)
     _ids: dict[tuple[str, int], str] = field(default_factory=dict)  # (chunk key, version) -> id
@@ -81,8 +82,8 @@ class Conversation:
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             raise InputError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}")
         corpora = self._corpora(corpus)
-        with self.lock:
-            hits = self.store.search(query, corpora=corpora, groups=self.groups, limit=limit)
+        with self.stores.checkout() as store, self.lock:
+            hits = store.search(query, corpora=corpora, groups=self.groups, limit=limit)
             fresh = [h for h in hits if (chunk_key(h), h.version) not in self._ids]
             if len(self._sent) + len(fresh) > MAX_SENT:
                 raise InputError(
@@ -106,7 +107,7 @@ class Conversation:
                 counts={"retrieved": len(hits)},
                 retrieved=tuple(chunk_key(h) for h in hits),
             )
-            self.store.write_trace(trace)
+            store.write_trace(trace)
             for (src, traced), hit in zip(placed, hits, strict=True):
                 if src.id not in self._sent:
                     self._sent[src.id] = _Sent(src, traced, trace.id)
@@ -125,7 +126,7 @@ class Conversation:
         if not isinstance(answer, str) or not answer.strip():
             raise InputError("answer must be the text you wrote, citing the passages' ids")
         question = "" if question is None else _text(question, "question", empty_ok=True)
-        with self.lock:
+        with self.stores.checkout() as store, self.lock:
             if not self._sent:
                 raise InputError(
                     "nothing was sent in this conversation yet: search first, then cite the "
@@ -151,7 +152,7 @@ class Conversation:
                 owner=self.owner,
                 counts=verdict.counts(),
             )
-            self.store.write_trace(trace)
+            store.write_trace(trace)
         return _verdict_result(verdict, repair, trace.id)
 
     def open(self, citation: str) -> dict[str, Any]:
@@ -182,8 +183,8 @@ class Conversation:
         options = AskOptions(
             corpora=self._corpora(corpus), groups=self.groups, owner=self.owner, work=self.budget
         )
-        with self.lock:
-            answer = self.asker(question, self.store, options)
+        with self.stores.checkout() as store:  # (questions of many callers run side by side)
+            answer = self.asker(question, store, options)
         return _answer_result(answer)
 
     # -- resources --------------------------------------------------------------------------
@@ -199,17 +200,17 @@ class Conversation:
     def _own_trace(self, trace_id: str) -> TraceRecord:
         """A trace by id: over HTTP only the key's own (another's is not found, as ``serve``
         answers); over stdio (no key) any trace of the store, as ``quotebound trace``."""
-        with self.lock:
-            return self.store.get_trace(_text(trace_id, "trace id"), owner=self.owner)
+        with self.stores.checkout() as store:
+            return store.get_trace(_text(trace_id, "trace id"), owner=self.owner)
 
     def _corpora(self, corpus: str | None) -> tuple[str, ...] | None:
         if corpus is None or corpus == "":
             return self.corpora
         name = _text(corpus, "corpus")
-        with self.lock:
+        with self.stores.checkout() as store:
             readable = [
                 d
-                for d in self.store.documents(name)
+                for d in store.documents(name)
                 if not d.deleted and (not d.acl or set(d.acl) & set(self.groups))
             ]
         if not readable:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -25,6 +26,7 @@ from .. import __version__
 from ..errors import QuoteboundError
 from ..parsing import FORMATS
 from ..store import ApiKey, Store
+from ..store.pool import Connections
 from .conversation import DEFAULT_LIMIT, MAX_LIMIT, Asker, Conversation
 
 INSTRUCTIONS = (
@@ -254,13 +256,10 @@ class Sessions:
     """The conversations of a streamable HTTP server: one per MCP session and key. The key
     is read from each request's ``Authorization`` header (a revoked key stops at once)."""
 
-    def __init__(
-        self, make: Callable[[ApiKey], Conversation], store: Store, lock: threading.Lock
-    ) -> None:
+    def __init__(self, make: Callable[[ApiKey], Conversation], stores: Connections) -> None:
         self._make = make
-        self._store = store
+        self._stores = stores
         self._open: dict[tuple[str, str], Conversation] = {}
-        self._lock = lock  # the store's: held while a key is looked up
 
     def __call__(self, ctx: Context) -> Conversation:
         headers = ctx.headers or {}
@@ -277,13 +276,16 @@ class Sessions:
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return None
-        with self._lock:
-            return self._store.authenticate(token.strip())
+        with self._stores.checkout() as store:
+            return store.authenticate(token.strip())
 
 
 def one_conversation(conversation: Conversation) -> Conversations:
     """Over stdio: every call is in the one conversation."""
     return lambda ctx: conversation
+
+
+ASKS_AT_ONCE = 8  # questions answered at once over HTTP (as serve's ask pool: ask_workers)
 
 
 def asker_of(provider: Any, options: Any) -> Asker:
@@ -293,10 +295,17 @@ def asker_of(provider: Any, options: Any) -> Asker:
 
     from ..pipeline import ask
 
+    # at most ASKS_AT_ONCE questions run at once, the rest wait their turn (searches and
+    # verifications never wait for them); a model that takes one question at a time answers
+    # the callers in turn, as serve does
+    turns = threading.BoundedSemaphore(ASKS_AT_ONCE)
+    guard: AbstractContextManager[Any] = nullcontext() if provider.thread_safe else threading.Lock()
+
     def run(question: str, store: Store, mine: Any) -> Any:
         merged = replace(
             options, corpora=mine.corpora, groups=mine.groups, owner=mine.owner, work=mine.work
         )
-        return ask(question, store, provider, merged)
+        with turns, guard:
+            return ask(question, store, provider, merged)
 
     return run

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Generic, ParamSpec, Protocol, TypeVar
@@ -27,9 +26,10 @@ from ..answering.rerank import DenseReranker
 from ..budget import Budget
 from ..choices import FALLBACKS
 from ..entailment.base import Backend
-from ..errors import QuoteboundError, StoreError
+from ..errors import QuoteboundError
 from ..providers import ExtractiveProvider, Provider
-from ..store import ApiKey, Store, open_store
+from ..store import ApiKey
+from ..store.pool import Stores
 from .errors import ApiError, provider_unavailable
 
 if TYPE_CHECKING:
@@ -89,56 +89,6 @@ class ServerConfig:
             raise ValueError(f"link_days must be positive, got {self.link_days!r}")
         if self.public_url is not None and not self.public_url.startswith(("http://", "https://")):
             raise ValueError(f"public_url must start with http:// or https://: {self.public_url!r}")
-
-
-class Stores:
-    """A pool of store connections: one is checked out per request and given back after it;
-    at most ``idle`` stay open between requests; one that failed is closed, never reused."""
-
-    def __init__(self, url: str | None, idle: int) -> None:
-        self.url = url
-        self.idle = idle
-        self._free: list[Store] = []
-        self._lock = threading.Lock()
-        self._closed = False
-        self.opened = 0  # connections opened so far (for tests and the log)
-
-    @contextmanager
-    def checkout(self) -> Iterator[Store]:
-        with self._lock:
-            store = self._free.pop() if self._free else None
-        if store is None:
-            store = open_store(self.url)
-            with self._lock:
-                self.opened += 1
-        healthy = False
-        try:
-            yield store
-            healthy = True
-        except StoreError:
-            raise
-        except QuoteboundError:  # the request failed, not the connection (a 404, a 400)
-            healthy = True
-            raise
-        finally:
-            self._give_back(store, healthy)
-
-    def _give_back(self, store: Store, healthy: bool) -> None:
-        """Keep a healthy connection for the next request (up to ``idle``); close the rest.
-        A StoreError, or anything unexpected, closes it: it may be broken."""
-        if healthy and not self._closed:
-            with self._lock:
-                if len(self._free) < self.idle:
-                    self._free.append(store)
-                    return
-        store.close()
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            free, self._free = self._free, []
-        for store in free:
-            store.close()
 
 
 class Admission:
