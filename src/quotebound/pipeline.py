@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from .answer import Abstention, Answer, AnswerClaim, AnswerStatus, Conflict, served_text
 from .asking import AnswerCheck, AskOptions, Clock, Progress, Reranker, silent
 from .contract import build_request
+from .entailment.heuristic import one_reading
 from .packing import Pack, pack, pack_sources
 from .providers.base import Provider
 from .retrieval import NAMED_DEPTH, PIECE_CHARS, named_documents_first, pieces, retrieve
@@ -81,7 +82,17 @@ def ask(
     ``Answer.to_dict`` has them), verified and certain to be served as the answer's first claims
     (not told when an answer check will judge the answer); nothing unverified can be shown.
     """
-    opts = options or AskOptions()
+    with one_reading():  # (each text of the answer embedded once)
+        return _ask(question, store, provider, options or AskOptions(), progress)
+
+
+def _ask(
+    question: str,
+    store: Store,
+    provider: Provider,
+    opts: AskOptions,
+    progress: Progress | None,
+) -> Answer:
     question = scrub(question)
     clock = Clock()
     hits, reranked, named = retrieve(question, store, opts, clock)
@@ -123,7 +134,8 @@ def ask_sources(
     budget = min(opts.budget_chars, provider.context_chars or opts.budget_chars)
     packed = Pack(pack_sources(pieces(sources, question), budget_chars=budget), (), ())
     run = Run(question, packed, opts, store=store, tell=progress or silent, retrieved=len(sources))
-    return run.answer_with(provider)
+    with one_reading():
+        return run.answer_with(provider)
 
 
 def check_answer(
@@ -153,8 +165,9 @@ def check_answer(
         retrieved=len(working_set),
     )
     text = scrub(output)
-    run.record(text, run.verified(text, working_set, opts.format, run.clock.started))
-    return run.serve()
+    with one_reading():
+        run.record(text, run.verified(text, working_set, opts.format, run.clock.started))
+        return run.serve()
 
 
 def reverify(trace: TraceRecord, options: AskOptions | None = None) -> Answer:
@@ -165,7 +178,11 @@ def reverify(trace: TraceRecord, options: AskOptions | None = None) -> Answer:
     turn's output is the one the model gave to the traced first verdict's failures. A traced
     fallback's attempt is not the model's: it is left out, and ``options.fallback``, when
     given, is asked the first request again as ``ask`` asks it."""
-    opts = options or AskOptions()
+    with one_reading():
+        return _reverify(trace, options or AskOptions())
+
+
+def _reverify(trace: TraceRecord, opts: AskOptions) -> Answer:
     clock = Clock()
     working_set = trace.working_set()
     run = Run(

