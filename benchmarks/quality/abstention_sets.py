@@ -31,6 +31,13 @@ correct ones.
 
     .venv/bin/python -m benchmarks.quality.abstention_sets --provider extractive --per-split 20
     .venv/bin/python -m benchmarks.quality.abstention_sets --sets squad2 nomiracl --per-split 20
+
+With ``--keep DIR`` each set's traced answers stay, to be verified again under other settings
+(another answer check, other thresholds) with no model asked:
+
+    .venv/bin/python -m benchmarks.quality.abstention_sets --half fit --keep /tmp/fit
+    .venv/bin/python -m benchmarks.quality.answer_replay /tmp/fit/squad2.json /tmp/fit/squad2.db \
+        --answer-check fast both --fallback ranked
 """
 
 from __future__ import annotations
@@ -73,7 +80,8 @@ def balanced(items: list[Item], per_split: int) -> list[Item]:
 
 
 def squad2(half: str, per_split: int) -> list[Item]:
-    rows = [json.loads(x) for x in (DATA / "squad2_dev_sample" / "squad2_dev.jsonl").open()]
+    path = DATA / "squad2_dev_sample" / "squad2_dev.jsonl"
+    rows = [json.loads(x) for x in path.read_text("utf-8").splitlines()]
     fit, report = halves(rows, SEED)
     items = [
         Item(
@@ -91,7 +99,7 @@ def squad2(half: str, per_split: int) -> list[Item]:
 
 def nomiracl(half: str, per_split: int) -> list[Item]:
     path = DATA / "nomiracl_en" / "nomiracl_en_dev.jsonl"
-    rows = [json.loads(x) for x in path.open(encoding="utf-8")]
+    rows = [json.loads(x) for x in path.read_text("utf-8").splitlines()]
     fit, report = halves(rows, SEED)
     items = []
     for row in fit if half == "fit" else report:
@@ -150,6 +158,14 @@ def main() -> int:
     parser.add_argument("--per-split", type=int, default=20, help="questions of each label")
     parser.add_argument("--json", type=Path, help="also write every row here")
     parser.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="keep each set's store (DIR/SET.db, every answer's trace) and its rows "
+        "(DIR/SET.json, as answer_quality --json writes them): what answer_replay re-verifies "
+        "under other settings without asking the model again",
+    )
+    parser.add_argument(
         "--rerank",
         choices=("dense", "off"),
         default="dense",
@@ -170,7 +186,10 @@ def main() -> int:
                 args.half, args.per_split
             )
         with tempfile.TemporaryDirectory() as tmp:
-            url = f"sqlite:///{tmp}/{name}.db"
+            folder = args.keep or Path(tmp)
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{name}.db").unlink(missing_ok=True)
+            url = f"sqlite:///{folder}/{name}.db"
             if name == "contoso":
                 from benchmarks.common import contoso as bench
 
@@ -182,6 +201,9 @@ def main() -> int:
         by_id = {i.id: i for i in items}
         rows = tally.rows
         everything[name] = rows
+        if args.keep:
+            kept = {args.provider: {"rows": rows}}
+            (args.keep / f"{name}.json").write_text(json.dumps(kept, indent=1), encoding="utf-8")
         no = [r for r in rows if not r["answerable"]]
         yes = [r for r in rows if r["answerable"]]
         correct = sum(r["status"] == "abstained" for r in no)
