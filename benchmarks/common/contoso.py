@@ -27,6 +27,16 @@ def questions(limit: int) -> list[tuple[str, set[tuple[str, int]]]]:
     return out[:limit]
 
 
+def page_texts() -> dict[tuple[str, int], str]:
+    """Each page's text as the set gives it (``pages.jsonl``), whitespace collapsed, by
+    (document key, page) as ``questions`` names the gold pages."""
+    out = {}
+    for line in (DATA / "pages.jsonl").read_text("utf-8").splitlines():
+        page = json.loads(line)
+        out[(f"{CORPUS}:{page['doc']}", int(page["page"]))] = " ".join(page["text"].split())
+    return out
+
+
 def ingest(store: Store) -> None:
     """The six PDFs into ``store``'s corpus ``contoso``, through the real path."""
     for pdf in sorted((DATA / "pdfs").glob("*.pdf")):

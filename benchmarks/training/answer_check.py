@@ -34,15 +34,20 @@ written as ``answers``.
 
 The fast answer check (``quotebound.answering.check``, ``ask --answer-check fast``):
 
-    train-fast  its logistic weights, fitted on the fit half with one sentence of evidence per
-                question (an answerable question with the annotators' answer sentence nearest
-                it, an unanswerable one with its passage's sentence nearest it: the on-topic
-                sentence a model quotes), the held-out half's balanced accuracy reported;
-                written to ``src/quotebound/answering/answer_checker.json``
+    train-fast  its logistic weights, fitted on CLAPNQ's fit half (what ships; ``--sets``:
+                the fit halves of CLAPNQ, SQuAD 2.0, NoMIRACL and Contoso together, ``--out``
+                elsewhere than the package) with one sentence of evidence per question (an
+                answerable question with the sentence answering it, an unanswerable one with
+                its passages' sentence nearest it: the on-topic
+                sentence a model quotes), the held-out halves' balanced accuracy reported, and
+                each set's AUC and refusals (``meta.held_out_by_set``); written to
+                ``src/quotebound/answering/answer_checker.json``
     fit-served FILE --check fast
                 its threshold refitted on served answers, as for the judge (the weights kept)
 
     .venv/bin/python -m benchmarks.training.answer_check train-fast
+    .venv/bin/python -m benchmarks.training.answer_check train-fast \
+        --sets clapnq squad2 nomiracl contoso --out /tmp/four.json
     .venv/bin/python -m benchmarks.training.answer_check fit-served /tmp/fit.json --check fast
 
 ``best-sentence`` measures the ranked fallback on passages alone (no model): which sentence it
@@ -277,11 +282,71 @@ def _nearest(question: str, text: str, k: int) -> list[str]:
     return [sentences[i] for i in order[:k]]
 
 
-def fast_examples(part: str) -> list[tuple[str, str, int]]:
-    """(question, evidence, answers) for the ``fit`` or ``held_out`` half, one sentence of
-    evidence each (what a model quotes): an answerable question with the annotators' answer
-    sentence nearest it; an unanswerable one with its passage's sentence nearest it (the
-    on-topic sentence a model quotes faithfully and that does not answer)."""
+# The sets the fast answer check can be fitted on together (``train-fast --sets``; one set of
+# weights, no switch per set): their fit halves fit it, their held-out halves report it, set by
+# set. What ships is fitted on CLAPNQ alone (``SHIPPED_SETS``): fitted on all four, it separated
+# the passages of SQuAD 2.0 and NoMIRACL better and answered no better on the 1.5B's own
+# answers (docs/evaluation.md, "The fast answer check on four sets").
+FIT_SETS = ("clapnq", "squad2", "nomiracl", "contoso")
+SHIPPED_SETS = ("clapnq",)
+
+
+def fast_examples(part: str, sets: Sequence[str] = SHIPPED_SETS) -> list[tuple[str, str, int, str]]:
+    """(question, evidence, answers, set) for the ``fit`` or ``held_out`` half of each of
+    ``sets``, one sentence of evidence each (what a model quotes): an answerable question with
+    the sentence that answers it, an unanswerable one with the sentence of its passages nearest
+    it (the on-topic sentence a model quotes faithfully and that does not answer).
+
+    - ``clapnq``: its rows outside answer_quality.py's samples, halved here; the answer is the
+      annotators' sentence nearest the question;
+    - ``squad2``, ``nomiracl``, ``contoso``: ``abstention_sets``' fit and report halves (so
+      what is fitted here is never what that benchmark reports); the answer is SQuAD's
+      sentence holding an annotator's answer, NoMIRACL's sentence of its passages nearest the
+      question (which passage is relevant is not given), Contoso's sentence of its gold pages
+      nearest the question (all 50 are answerable)."""
+    out: list[tuple[str, str, int, str]] = []
+    for name in sets:
+        found = _clapnq_examples(part) if name == "clapnq" else _set_examples(name, part)
+        out += [(q, e, y, name) for q, e, y in found]
+    return out
+
+
+def _set_examples(name: str, part: str) -> list[tuple[str, str, int]]:
+    from benchmarks.quality import abstention_sets as sets
+
+    half = "fit" if part == "fit" else "report"
+    if name == "contoso":
+        from benchmarks.common.contoso import page_texts
+
+        pages = page_texts()
+        items, gold = sets.contoso(half, 10_000)
+        found = []
+        for item in items:
+            text = " ".join(pages[g] for g in sorted(gold[item.id]) if g in pages)
+            if text:
+                found.append((item.question, _nearest(item.question, text, 1)[0], 1))
+        return found
+    out = []
+    for item in sets.squad2(half, 10_000) if name == "squad2" else sets.nomiracl(half, 10_000):
+        text = " ".join([item.passage, *(t for _, t in item.more)])
+        golds = item.gold if item.answerable else []
+        answer = next((s for g in golds if (s := _sentence_holding(text, g))), None)
+        if item.answerable and name == "squad2" and answer is None:
+            continue  # (an answer not found as written in its paragraph)
+        said = answer or _nearest(item.question, text, 1)[0]
+        out.append((item.question, said, int(item.answerable)))
+    return out
+
+
+def _sentence_holding(text: str, answer: str) -> str | None:
+    """The sentence of ``text`` where ``answer`` first occurs, as written."""
+    at = text.find(answer) if answer else -1
+    if at < 0:
+        return None
+    return next((text[a:b] for a, b in sentence_spans(text) if a <= at < b), None)
+
+
+def _clapnq_examples(part: str) -> list[tuple[str, str, int]]:
     out: list[tuple[str, str, int]] = []
     for name in ("answerable", "unanswerable"):
         rows = rows_of(name)
@@ -306,13 +371,17 @@ def train_fast(args: argparse.Namespace) -> None:
 
     n = len(ANSWER_FEATURES)  # placeholder weights while it computes what it is fitted on
     blank = Weights(ANSWER_FEATURES, (0.0,) * n, (1.0,) * n, (0.0,) * n, 0.0, 0.5, {})
-    weights = fit_fast(AnswerChecker(blank))
+    weights = fit_fast(AnswerChecker(blank), args.sets)
     data = weights.to_dict()
     old = json.loads(ANSWER_WEIGHTS.read_text("utf-8")).get("meta", {})
     for key in ("extract_threshold", "extract_threshold_fitted_on"):  # kept until refitted
         if key in old:
             data["meta"][key] = old[key]
-    ANSWER_WEIGHTS.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
+    out = args.out or ANSWER_WEIGHTS
+    out.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
+    print(f"written to {out}")
+    for name, held in weights.meta["held_out_by_set"].items():
+        print(f"  held-out {name}: {held}")
     print(
         f"threshold {weights.threshold} (fit half: balanced accuracy "
         f"{weights.meta['fit_balanced_accuracy']}, n={weights.meta['fit_rows']}); held-out half: "
@@ -334,14 +403,17 @@ def train_fast(args: argparse.Namespace) -> None:
 ANSWER_WEIGHTS = PACKAGE / "answering" / "answer_checker.json"
 
 
-def fit_fast(checker: Any) -> Weights:
-    """The fast answer check's weights, fitted on the fit half (L2 as the fast checker's), the
-    threshold with the best balanced accuracy there; the held-out half's accuracy in ``meta``."""
-    data = {part: fast_examples(part) for part in ("fit", "held_out")}
-    xs = {part: checker.features_many([(q, e) for q, e, _ in rows]) for part, rows in data.items()}
+def fit_fast(checker: Any, sets: Sequence[str] = SHIPPED_SETS) -> Weights:
+    """The fast answer check's weights, fitted on the fit halves of ``sets`` (L2 as the fast
+    checker's), the threshold with the best balanced accuracy there; the held-out halves'
+    accuracy in ``meta``, and per set its AUC and refusals at that threshold."""
+    data = {part: fast_examples(part, sets) for part in ("fit", "held_out")}
+    xs = {
+        part: checker.features_many([(q, e) for q, e, _, _ in rows]) for part, rows in data.items()
+    }
     if any(x is None for rows in xs.values() for x in rows):
-        sys.exit("a CLAPNQ example the checker cannot read whole")
-    ys = {part: [y for _, _, y in rows] for part, rows in data.items()}
+        sys.exit("an example the checker cannot read whole")
+    ys = {part: [y for _, _, y, _ in rows] for part, rows in data.items()}
     model = logistic(xs["fit"], ys["fit"])
     weights = Weights(
         checker.weights.features,
@@ -357,13 +429,25 @@ def fit_fast(checker: Any) -> Weights:
     pred = ["supported" if weights.probability(x) >= t else "not_supported" for x in xs["held_out"]]
     held = cast(float, balanced_accuracy_of(confusion(gold, pred, LABELS)))  # both labels occur
     lo, hi = bootstrap(gold, pred)
+    by_set: dict[str, dict[str, Any]] = {}
+    for name in sets:
+        mine = [k for k, row in enumerate(data["held_out"]) if row[3] == name]
+        probs = [weights.probability(xs["held_out"][k]) for k in mine]
+        pos = [p for k, p in zip(mine, probs, strict=True) if ys["held_out"][k]]
+        neg = [p for k, p in zip(mine, probs, strict=True) if not ys["held_out"][k]]
+        by_set[name] = {
+            "rows": len(mine),
+            "auc": round(auc(pos, neg), 4) if pos and neg else None,
+            "refused_of_answerable": round(sum(p < t for p in pos) / len(pos), 4),
+            "refused_of_unanswerable": round(sum(p < t for p in neg) / len(neg), 4)
+            if neg
+            else None,
+        }
     meta = {
         "version": "1",
         "sentence_threshold": round(t, 4),
-        "fitted_on": "CLAPNQ dev rows outside answer_quality.py's samples (the fit half): "
-        "answerable questions with the annotators' answer sentences nearest them, unanswerable "
-        "ones with their passage's sentence nearest them; by python -m "
-        "benchmarks.training.answer_check train-fast",
+        "fitted_on": _fitted_on(sets),
+        "held_out_by_set": by_set,
         "fit_rows": len(ys["fit"]),
         "fit_balanced_accuracy": round(bacc, 4),
         "held_out_rows": len(ys["held_out"]),
@@ -378,6 +462,23 @@ def fit_fast(checker: Any) -> Weights:
         weights.intercept,
         round(t, 4),
         meta,
+    )
+
+
+def _fitted_on(sets: Sequence[str]) -> str:
+    if tuple(sets) == ("clapnq",):
+        return (
+            "CLAPNQ dev rows outside answer_quality.py's samples (the fit half): answerable "
+            "questions with the annotators' answer sentences nearest them, unanswerable ones with "
+            "their passage's sentence nearest them; by python -m benchmarks.training.answer_check "
+            "train-fast"
+        )
+    return (
+        f"the fit halves of {', '.join(sets)} together (CLAPNQ's rows outside "
+        "answer_quality.py's samples, the others abstention_sets.py's halves): answerable "
+        "questions with the sentence that answers them, unanswerable ones with their passages' "
+        "sentence nearest them; by python -m benchmarks.training.answer_check train-fast --sets "
+        + " ".join(sets)
     )
 
 
@@ -582,6 +683,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         default="judge",
         help="fit-served: whose threshold to fit (the judge's in calibration.json, or the fast "
         "check's in answer_checker.json)",
+    )
+    parser.add_argument(
+        "--sets",
+        nargs="+",
+        choices=FIT_SETS,
+        default=list(SHIPPED_SETS),
+        help="train-fast: the sets whose fit halves fit the weights together (default: what ships)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="train-fast: write the weights here (default: into the package, what ships)",
     )
     args = parser.parse_args(argv)
     commands = {
