@@ -61,8 +61,14 @@ def closed_after_test(client: _Closable) -> _Closable:
 
 def close_opened() -> None:
     """Close every client ``closed_after_test`` was given, newest first."""
+    failed: list[Exception] = []
     while _OPENED:
-        _OPENED.pop().close()
+        try:
+            _OPENED.pop().close()
+        except Exception as exc:  # (the rest are closed all the same)
+            failed.append(exc)
+    if failed:
+        raise failed[0]
 
 
 def call(app: Any, method: str, path: str, key: str | None = None, **kw: Any) -> httpx.Response:

@@ -188,7 +188,8 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             folder = args.keep or Path(tmp)
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / f"{name}.db").unlink(missing_ok=True)
+            for stale in ("", "-wal", "-shm"):  # (a run kept before, finished or not)
+                (folder / f"{name}.db{stale}").unlink(missing_ok=True)
             url = f"sqlite:///{folder}/{name}.db"
             if name == "contoso":
                 from benchmarks.common import contoso as bench

@@ -215,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     url = f"sqlite:///{args.store}"
     print(
         f"{args.provider}: {sum(r['answerable'] for r in rows)} answerable + "
-        f"{sum(not r['answerable'] for r in rows)} unanswerable CLAPNQ dev questions, the traced "
+        f"{sum(not r['answerable'] for r in rows)} unanswerable questions, the traced "
         "answers verified again"
     )
     print(

@@ -438,7 +438,7 @@ def fit_fast(checker: Any, sets: Sequence[str] = SHIPPED_SETS) -> Weights:
         by_set[name] = {
             "rows": len(mine),
             "auc": round(auc(pos, neg), 4) if pos and neg else None,
-            "refused_of_answerable": round(sum(p < t for p in pos) / len(pos), 4),
+            "refused_of_answerable": round(sum(p < t for p in pos) / len(pos), 4) if pos else None,
             "refused_of_unanswerable": round(sum(p < t for p in neg) / len(neg), 4)
             if neg
             else None,

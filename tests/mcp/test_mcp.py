@@ -353,10 +353,11 @@ def test_over_http_two_callers_questions_are_answered_side_by_side(tmp_path: Pat
     both_in = threading.Barrier(2)
     connections: list[int] = []
 
-    def asker(question: str, store: Any, options: Any) -> Any:
-        connections.append(id(store))
-        both_in.wait(timeout=30)
-        return real(question, store, options)
+    def asker(question: str, stores: Any, options: Any) -> Any:
+        with stores.checkout() as store:
+            connections.append(id(store))
+            both_in.wait(timeout=30)
+        return real(question, stores, options)
 
     stores = Stores(url, idle=4)
     app = mcp.http_app(lambda key: mcp.conversation_for(stores, key, (), None, asker), stores)

@@ -28,6 +28,7 @@ def http_app(make: Any, stores: Connections) -> Any:
     """The streamable HTTP app (at ``/mcp``): a request without a valid key is 401 before any
     MCP message is read; each session's conversation is made by ``make(key)``; keys are read
     through ``stores``."""
+    import anyio.to_thread
     from starlette.requests import Request
     from starlette.responses import JSONResponse
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -40,7 +41,8 @@ def http_app(make: Any, stores: Connections) -> Any:
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             header = Request(scope).headers.get("authorization", "")
-            if sessions.key_of(header) is None:
+            # (in a worker thread: looking a key up may open a store connection)
+            if await anyio.to_thread.run_sync(sessions.key_of, header) is None:
                 reply = JSONResponse(
                     {
                         "error": "unauthorized",

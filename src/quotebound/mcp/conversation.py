@@ -27,7 +27,7 @@ from ..packing import Pack, chunk_key, source_of
 from ..pipeline import Answer, AskOptions
 from ..repair import nearest_hints
 from ..sources import Source, WorkingSet
-from ..store import Store, TraceAttempt, TraceRecord, TraceSource
+from ..store import TraceAttempt, TraceRecord, TraceSource
 from ..store.base import SEARCH_ONLY
 from ..store.pool import Connections
 from ..traceview import source_view, trace_dict
@@ -42,8 +42,9 @@ TRACE_URI = "quotebound://trace/{trace_id}"
 SOURCE_URI = "quotebound://trace/{trace_id}/sources/{sid}"
 
 # What ``ask`` runs: made once by the server (the provider and the defaults' parts), called
-# with the question and the options of this conversation's caller.
-Asker = Callable[[str, Store, AskOptions], Answer]
+# with the question, where to take a store connection (once its turn comes: a question waiting
+# for the model holds none) and the options of this conversation's caller.
+Asker = Callable[[str, Connections, AskOptions], Answer]
 
 
 @dataclass
@@ -183,9 +184,7 @@ class Conversation:
         options = AskOptions(
             corpora=self._corpora(corpus), groups=self.groups, owner=self.owner, work=self.budget
         )
-        with self.stores.checkout() as store:  # (questions of many callers run side by side)
-            answer = self.asker(question, store, options)
-        return _answer_result(answer)
+        return _answer_result(self.asker(question, self.stores, options))
 
     # -- resources --------------------------------------------------------------------------
 

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Annotated, Any
 
+import anyio
+import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
@@ -25,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .. import __version__
 from ..errors import QuoteboundError
 from ..parsing import FORMATS
-from ..store import ApiKey, Store
+from ..store import ApiKey
 from ..store.pool import Connections
 from .conversation import DEFAULT_LIMIT, MAX_LIMIT, Asker, Conversation
 
@@ -113,6 +115,7 @@ def build(conversations: Conversations) -> MCPServer:
         "quotebound", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
     )
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    limiter: list[anyio.CapacityLimiter] = []  # (made in the event loop, on the first question)
 
     @server.tool(
         description="Search the user's documents. Returns passages, each with an id (S1, S2, "
@@ -180,12 +183,18 @@ def build(conversations: Conversations) -> MCPServer:
         "pipeline: every claim verified against its quote, or a helpful abstention.",
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
-    def ask(
+    async def ask(
         question: Annotated[str, Field(description="The user's question")],
         ctx: Context,
         corpus: Annotated[str | None, Field(description="Answer only from this corpus")] = None,
     ) -> Annotated[CallToolResult, AskOut]:
-        data = _run(lambda: conversations(ctx).ask(question, corpus))
+        # questions run in threads of their own, at most ASKS_AT_ONCE: however many wait,
+        # the worker threads of search, verify and the resources stay free
+        if not limiter:
+            limiter.append(anyio.CapacityLimiter(ASKS_AT_ONCE))
+        data = await anyio.to_thread.run_sync(
+            lambda: _run(lambda: conversations(ctx).ask(question, corpus)), limiter=limiter[0]
+        )
         if data["abstention"] is not None:
             a = data["abstention"]
             text = f"Not answered: {a['missing']}. {a['next_step']}"
@@ -301,11 +310,11 @@ def asker_of(provider: Any, options: Any) -> Asker:
     turns = threading.BoundedSemaphore(ASKS_AT_ONCE)
     guard: AbstractContextManager[Any] = nullcontext() if provider.thread_safe else threading.Lock()
 
-    def run(question: str, store: Store, mine: Any) -> Any:
+    def run(question: str, stores: Connections, mine: Any) -> Any:
         merged = replace(
             options, corpora=mine.corpora, groups=mine.groups, owner=mine.owner, work=mine.work
         )
-        with turns, guard:
+        with turns, guard, stores.checkout() as store:  # (a connection once its turn comes)
             return ask(question, store, provider, merged)
 
     return run

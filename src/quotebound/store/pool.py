@@ -58,9 +58,9 @@ class Stores:
     def _give_back(self, store: Store, healthy: bool) -> None:
         """Keep a healthy connection for the next request (up to ``idle``); close the rest.
         A StoreError, or anything unexpected, closes it: it may be broken."""
-        if healthy and not self._closed:
+        if healthy:
             with self._lock:
-                if len(self._free) < self.idle:
+                if not self._closed and len(self._free) < self.idle:
                     self._free.append(store)
                     return
         store.close()
@@ -74,11 +74,12 @@ class Stores:
 
 
 class OneStore:
-    """One open store shared by threads, one at a time (its caller closes it)."""
+    """One open store shared by threads, one at a time (its caller closes it); a thread that
+    holds it may check it out again."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
     @contextmanager
     def checkout(self) -> Iterator[Store]:
