@@ -362,6 +362,7 @@ def test_over_http_two_callers_questions_are_answered_side_by_side(tmp_path: Pat
     stores = Stores(url, idle=4)
     app = mcp.http_app(lambda key: mcp.conversation_for(stores, key, (), None, asker), stores)
     answers: list[Any] = []
+    refused: list[bool] = []
 
     async def one(base: str) -> None:
         headers = {"Authorization": f"Bearer {secret}"}
@@ -372,6 +373,8 @@ def test_over_http_two_callers_questions_are_answered_side_by_side(tmp_path: Pat
         ):
             await s.initialize()
             answers.append(await s.call_tool("ask", {"question": "How many weeks of leave?"}))
+            empty = await s.call_tool("ask", {"question": "   "})  # in the ask's own threads too
+            refused.append(empty.is_error and "question is empty" in empty.content[0].text)
 
     async def both(base: str) -> None:
         async with anyio.create_task_group() as group:
@@ -387,3 +390,18 @@ def test_over_http_two_callers_questions_are_answered_side_by_side(tmp_path: Pat
     for answer in answers:
         assert any("16 weeks" in c["text"] for c in answer.structured_content["claims"])
     assert len(set(connections)) == 2  # a connection each
+    assert refused == [True, True]
+
+
+def test_over_http_a_store_that_cannot_be_reached_is_a_503_not_a_traceback() -> None:
+    from kits.serverkit import live_server
+    from quotebound import mcp
+    from quotebound.store.pool import Stores
+
+    stores = Stores("postgresql://qb@127.0.0.1:1/none", idle=1)  # (nothing listens on port 1)
+    app = mcp.http_app(lambda key: mcp.conversation_for(stores, key, (), None, None), stores)
+    with live_server(app) as base:
+        reply = httpx.post(
+            f"{base}/mcp", json={}, headers={"Authorization": "Bearer qb_x"}, timeout=30
+        )
+    assert reply.status_code == 503 and reply.json()["error"] == "store_unavailable"

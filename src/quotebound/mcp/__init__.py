@@ -28,8 +28,14 @@ def http_app(make: Any, stores: Connections) -> Any:
     """The streamable HTTP app (at ``/mcp``): a request without a valid key is 401 before any
     MCP message is read; each session's conversation is made by ``make(key)``; keys are read
     through ``stores``."""
+    import logging
+
     import anyio.to_thread
     from starlette.requests import Request
+
+    from ..errors import QuoteboundError
+
+    log = logging.getLogger("quotebound.mcp")
     from starlette.responses import JSONResponse
     from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -42,7 +48,20 @@ def http_app(make: Any, stores: Connections) -> Any:
         if scope["type"] == "http":
             header = Request(scope).headers.get("authorization", "")
             # (in a worker thread: looking a key up may open a store connection)
-            if await anyio.to_thread.run_sync(sessions.key_of, header) is None:
+            try:
+                key = await anyio.to_thread.run_sync(sessions.key_of, header)
+            except QuoteboundError as exc:  # the store cannot be reached: not the caller's fault
+                log.error("cannot look the key up: %s", exc)
+                reply = JSONResponse(
+                    {
+                        "error": "store_unavailable",
+                        "message": "the server cannot reach its store now; try again later",
+                    },
+                    status_code=503,
+                )
+                await reply(scope, receive, send)
+                return
+            if key is None:
                 reply = JSONResponse(
                     {
                         "error": "unauthorized",
