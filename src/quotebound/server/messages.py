@@ -66,6 +66,10 @@ class MessagesError(Exception):
         self.kind = kind
         self.status = status
 
+    def reply(self) -> JSONResponse:
+        body = {"type": "error", "error": {"type": self.kind, "message": str(self)}}
+        return JSONResponse(body, status_code=self.status)
+
 
 def _invalid(message: str) -> MessagesError:
     return MessagesError("invalid_request_error", message)
@@ -80,11 +84,6 @@ def _unexpected(exc: Exception) -> MessagesError:
         return MessagesError("api_error", exc.message, 500)
     log.exception("POST /v1/messages failed")
     return MessagesError("api_error", "the answer failed; the server's log says why", 500)
-
-
-def _reply(error: MessagesError) -> JSONResponse:
-    body = {"type": "error", "error": {"type": error.kind, "message": str(error)}}
-    return JSONResponse(body, status_code=error.status)
 
 
 # -- the documents ------------------------------------------------------------------------
@@ -442,9 +441,9 @@ def list_models(request: Request) -> JSONResponse:
         _key_of(request, state)
         names = list(state.models())
     except MessagesError as exc:
-        return _reply(exc)
+        return exc.reply()
     except Exception as exc:
-        return _reply(_unexpected(exc))
+        return _unexpected(exc).reply()
     data = [
         {"type": "model", "id": m, "display_name": m, "created_at": "2026-01-01T00:00:00Z"}
         for m in names
@@ -488,11 +487,11 @@ async def create_message(request: Request) -> Response:
             )
         answer, trace = await asyncio.wrap_future(future)
     except MessagesError as exc:
-        return _reply(exc)
+        return exc.reply()
     except Exception as exc:  # never quotebound's envelope, never a traceback
-        return _reply(_unexpected(exc))
+        return _unexpected(exc).reply()
     if answer.status == "provider_error":
-        return _reply(MessagesError("api_error", f"the model failed: {answer.error}", 500))
+        return MessagesError("api_error", f"the model failed: {answer.error}", 500).reply()
     response = _message(answer, model, content_of(answer, trace, documents))
     return JSONResponse(response, headers=_trace_headers(answer))
 

@@ -16,7 +16,9 @@ from typing import Any
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 
+from .chat import ChatError
 from .errors import ErrorReply
+from .messages import MessagesError
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -31,21 +33,16 @@ OPENAI_PATHS = frozenset({"/v1/chat/completions"})
 
 
 def _refused(path: object, refusal: ErrorReply) -> JSONResponse:
-    """A body refused before the app read it, in the envelope of the route it was sent to."""
+    """A body refused before the app read it, in the envelope of the route it was sent to
+    (each face's own error: ``MessagesError``, ``ChatError``)."""
     too_large = refusal.status == 413
     if path in ANTHROPIC_PATHS:
         kind = "request_too_large" if too_large else "invalid_request_error"
-        body: dict[str, Any] = {
-            "type": "error",
-            "error": {"type": kind, "message": refusal.message},
-        }
-    elif path in OPENAI_PATHS:
+        return MessagesError(kind, refusal.message, refusal.status).reply()
+    if path in OPENAI_PATHS:
         code = "request_too_large" if too_large else "invalid_content_length"
-        error = {"message": refusal.message, "type": "invalid_request_error", "param": None}
-        body = {"error": {**error, "code": code}}
-    else:
-        return refusal.response()
-    return JSONResponse(body, status_code=refusal.status)
+        return ChatError(refusal.message, refusal.status, code).reply()
+    return refusal.response()
 
 
 _API_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
