@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import threading
 import time
@@ -83,6 +84,19 @@ def call(app: Any, method: str, path: str, key: str | None = None, **kw: Any) ->
             return await client.request(method, path, headers=headers, **kw)
 
     return asyncio.run(go())
+
+
+def listening_url(proc: Any) -> str:
+    """The URL a server started with ``--json`` prints as ``{"listening": URL}`` on its first
+    line of stdout, once a request to it is answered (10 s at most)."""
+    url = str(json.loads(proc.stdout.readline())["listening"])
+    for _ in range(100):
+        try:
+            httpx.post(url, json={}, timeout=1)
+            break
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    return url
 
 
 def free_port() -> int:

@@ -28,13 +28,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from benchmarks.common import ROOT, p95
 from benchmarks.speed.mcp_overhead import LEAVE, QUERY, _answer
-from kits.serverkit import free_port
+from kits.serverkit import free_port, listening_url
 from quotebound.store import open_store
 
 QUESTIONS = (
@@ -150,14 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             env={**__import__("os").environ, **env},
         )
         try:
-            assert proc.stdout is not None
-            endpoint = json.loads(proc.stdout.readline())["listening"]
-            for _ in range(100):
-                try:
-                    httpx.post(endpoint, json={}, timeout=1)
-                    break
-                except httpx.HTTPError:
-                    time.sleep(0.1)
+            endpoint = listening_url(proc)
             anyio.run(_level, endpoint, key, 1, 0.0, "ask")  # (ask's parts loaded first)
             for tool in args.tools.split(","):
                 for clients in (int(n) for n in args.levels.split(",")):

@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,8 @@ pytest.importorskip("mcp")
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+
+from kits.serverkit import listening_url
 
 ROOT = Path(__file__).resolve().parents[2]
 QB = str(Path(sys.executable).with_name("quotebound"))
@@ -235,16 +236,7 @@ def http_server(store: str) -> Iterator[tuple[str, dict[str, str]]]:
         text=True,
     )
     try:
-        assert proc.stdout is not None
-        line = json.loads(proc.stdout.readline())
-        url = line["listening"]
-        for _ in range(100):
-            try:
-                httpx.post(url, json={}, timeout=1)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        yield url, keys
+        yield listening_url(proc), keys
     finally:
         proc.terminate()
         proc.wait(timeout=10)
