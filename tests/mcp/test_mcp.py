@@ -396,4 +396,4 @@ def test_over_http_a_store_that_cannot_be_reached_is_a_503_not_a_traceback() -> 
         reply = httpx.post(
             f"{base}/mcp", json={}, headers={"Authorization": "Bearer qb_x"}, timeout=30
         )
-    assert reply.status_code == 503 and reply.json()["error"] == "store_unavailable"
+    assert reply.status_code == 503 and reply.json()["error"] == "store_error"

@@ -52,12 +52,12 @@ def http_app(make: Any, stores: Connections) -> Any:
                 key = await anyio.to_thread.run_sync(sessions.key_of, header)
             except QuoteboundError as exc:  # the store cannot be reached: not the caller's fault
                 log.error("cannot look the key up: %s", exc)
-                reply = JSONResponse(
+                reply = JSONResponse(  # (as serve says it: store_error, the details logged)
                     {
-                        "error": "store_unavailable",
+                        "error": exc.code,
                         "message": "the server cannot reach its store now; try again later",
                     },
-                    status_code=503,
+                    status_code=exc.http_status,
                 )
                 await reply(scope, receive, send)
                 return
