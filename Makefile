@@ -7,6 +7,8 @@ STAMP := $(VENV)/.installed
 ENSURE_POSTGRES := bash scripts/ensure-debian.sh postgresql "the PostgreSQL tests" \
 	'ls /usr/lib/postgresql/*/bin/initdb || command -v initdb'
 ENSURE_CHROMIUM := bash scripts/ensure-debian.sh chromium "the browser tests" 'test -x /usr/bin/chromium'
+ENSURE_NODE := bash scripts/ensure-debian.sh npm "the TypeScript SDK test" 'command -v node && command -v npm'
+NODE_SDK := $(VENV)/sdk/node/.installed
 
 .PHONY: demo test fuzz lint typecheck bench screenshots chat-ui-check clean
 
@@ -23,7 +25,16 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	@bash examples/demo.sh $(BIN)/quotebound
 
-test: $(STAMP)
+# the official TypeScript SDK for the Messages API's test, beside the venv (Node.js from Debian
+# when missing; without it that one test skips and says why)
+$(NODE_SDK): $(STAMP)
+	@$(ENSURE_NODE)
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm install --silent --no-audit --no-fund --prefix $(VENV)/sdk/node '@anthropic-ai/sdk@1.17.0' \
+	    && touch $@; \
+	else echo "note: no npm; the TypeScript SDK test will skip"; fi
+
+test: $(STAMP) $(NODE_SDK)
 	@$(ENSURE_POSTGRES)
 	@$(ENSURE_CHROMIUM)
 	$(BIN)/ruff check src tests benchmarks examples kits

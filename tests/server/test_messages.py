@@ -493,6 +493,41 @@ def test_the_docs_example_runs_against_the_server(
         assert "Employees are entitled to 16 weeks" in printed and "['Employees" in printed
 
 
+NODE_SDK = Path(__file__).resolve().parents[2] / ".venv" / "sdk" / "node"
+
+
+def test_the_typescript_sdk_reads_the_docs_answer_and_its_citations(
+    extractive: tuple[str, str], tmp_path: Path
+) -> None:
+    """The docs' TypeScript block, run by Node.js as an ES module with the official
+    ``@anthropic-ai/sdk`` (installed beside the venv by the Makefile) against the server."""
+    import re
+    import shutil
+
+    node = shutil.which("node")
+    if node is None or not (NODE_SDK / "node_modules" / "@anthropic-ai" / "sdk").is_dir():
+        pytest.skip("Node.js and @anthropic-ai/sdk beside the venv (make test installs them)")
+    page = Path(__file__).resolve().parents[2] / "docs" / "messages-api.md"
+    (block,) = re.findall(r"```ts\n(.*?)```", page.read_text(encoding="utf-8"), re.DOTALL)
+    base, secret = extractive
+    code = (
+        block.replace('"http://127.0.0.1:8000"', json.dumps(base))
+        .replace('"qb_..."', json.dumps(secret))
+        .replace('"quotebound-local"', '"quotebound-extractive"')
+    )
+    script = NODE_SDK / f"docs_example_{os.getpid()}.mjs"  # beside node_modules, to import it
+    script.write_text(code, encoding="utf-8")
+    try:
+        done = subprocess.run(
+            [node, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+        )
+    finally:
+        script.unlink()
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Employees are entitled to 16 weeks" in done.stdout
+    assert "[ 'Employees are entitled to 16 weeks" in done.stdout  # the citation's cited_text
+
+
 def test_a_stream_carries_only_verified_claims_and_the_sdk_reads_its_citations(
     tmp_path: Path,
 ) -> None:
