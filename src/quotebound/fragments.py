@@ -87,10 +87,12 @@ def fragment(text: str, normalized: str | None = None) -> str | None:
     plan does not cover."), fewer than ``MIN_CLAIM_WORDS`` words (in scripts without spaces,
     counted by characters: see ``_sentence_words``), no content word but numbers ("It is
     14."), a heading (``reads_as_heading``, and with a colon only after a heading in
-    capitals: "Balance Billing Protection", "## Leave"), or, those rules passed, a sentence
-    that leans on the one before it (``_leans_back``: "This will help you to ensure ...";
-    ``lean_on_kept`` reads it with the claims before it). Deterministic and cheap; it does not
-    parse grammar, so a long noun phrase passes: the entailment tier and the reader see
+    capitals: "Balance Billing Protection", "## Leave"), a sentence with a gap where words
+    were lost (``_has_gap``: "The purpose of the dog is considered a ."), or, those rules
+    passed, a sentence that leans on the one before it (``_leans_back``: "This will help you
+    to ensure ..."; ``lean_on_kept`` reads it with the claims before it). Deterministic and
+    cheap; it does not parse grammar, so a long noun phrase passes: the entailment tier and
+    the reader see
     those. ``normalized``: ``normalize(text)``, where the caller has it already."""
     stripped = text.strip()
     if _PLACEHOLDER.match(stripped):
@@ -101,6 +103,8 @@ def fragment(text: str, normalized: str | None = None) -> str | None:
         return _MID_SENTENCE
     if _points_elsewhere(stripped):
         return _POINTER
+    if _has_gap(stripped):
+        return _WITH_A_GAP
     why = _word_rules(stripped, normalized)
     return why if why is not None or not _leans_back(stripped) else LEANS_BACK
 
@@ -200,6 +204,41 @@ def _points_elsewhere(stripped: str) -> bool:
     return opening.startswith("the following ") and _FOLLOWING.match(opening) is not None
 
 
+_WITH_A_GAP = (
+    "a sentence with a gap where words were lost (an empty quotation, punctuation with nothing "
+    'between, a sentence ending on "a" or "the")'
+)
+# Text lost where a source was extracted, copied into a claim: Wikipedia's pronunciations and
+# titles taken out ('Gouda ( , ; , "cheese from Gouda") is ...', '"Bridget Jones's Diary"
+# (2001), "" (2004) ...'), a value that did not survive ('The purpose of the dog is considered
+# a .'). Written prose never has them: an empty pair of quotation marks or brackets, an opening
+# bracket or a comma followed at once by a comma or a semicolon ("( ,"), or an article right
+# before a full stop ("considered a ." or "a."; not before a comma: "the letters a, b and c",
+# and tokenised text such as CLAPNQ's writes "or , in the case of" and "( ... )").
+# Each pattern opens with its mark, so that ``re`` finds the mark first and tries the rest only
+# there; each runs only when its mark is in the text (``_has_gap``).
+_GAPS = (
+    ("(", re.compile(r"\(\s*[)\],;]")),
+    ("[", re.compile(r"\[\s*[)\],;]")),
+    (";", re.compile(r";\s*[,;]")),
+    (",", re.compile(r",\s?[,;]")),
+    ("\u201c", re.compile(r"\u201c\s*\u201d")),
+)
+_ARTICLE_STOP = re.compile(r"\s(?:a|an|the)\s*[.;:!][\"'\u201d)\]]*$")
+
+
+def _has_gap(stripped: str) -> bool:
+    """Whether ``stripped`` has a gap where words were lost: an empty quotation (``""``), a
+    mark of ``_GAPS`` followed by nothing that belongs there, or an article before its closing
+    stop (read in its last characters)."""
+    if '""' in stripped:
+        return True
+    for mark, pattern in _GAPS:
+        if mark in stripped and pattern.search(stripped) is not None:
+            return True
+    return _ARTICLE_STOP.search(stripped[-12:]) is not None
+
+
 # Demonstratives opening a claim stand for what a sentence before it said: "This will help you
 # to ensure ...", "That's why our plan provides ...", "These sources do not speak of ...".
 # Followed by a capitalised word or "'70s" they start a title ("This Is Us was created by
@@ -287,6 +326,8 @@ def _fragment_by_definition(stripped: str) -> str | None:
         return _MID_SENTENCE
     if _points_elsewhere(stripped):
         return _POINTER
+    if _has_gap(stripped):
+        return _WITH_A_GAP
     normalized = normalize(stripped)
     if _sentence_words(normalized) < MIN_CLAIM_WORDS:
         return "a fragment"

@@ -4,6 +4,8 @@ what it cites decides keep or drop, unless the caller asks for strict."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kits.verifykit import check
@@ -119,3 +121,62 @@ def test_an_item_may_carry_several_markers(markers: str) -> None:
     [claim] = verdict.claims
     assert claim.kept  # 2006 is in its first source, 2004 in its own
     assert [c.reason for c in claim.citations] == [None, "unrelated_evidence", None]
+
+
+GOUDA = 'Gouda ( , ; , "cheese from Gouda") is a mild, yellow cheese made from cow\'s milk.'
+GAPPED = WorkingSet([Source("1", GOUDA)])
+
+
+def test_a_sentence_with_a_gap_copied_from_its_source_is_a_note_and_strict_drops_it() -> None:
+    # the source lost its pronunciation when it was extracted; the claim copies the hole
+    def answer(text: str) -> str:
+        quote = "cheese from Gouda\") is a mild, yellow cheese made from cow's milk"
+        claim = {"text": text, "citations": [{"source": "1", "quote": quote}]}
+        return json.dumps({"answerable": True, "claims": [claim]})
+
+    verdict = check(answer(GOUDA), GAPPED, "json")
+    [claim] = verdict.claims
+    assert claim.kept and len(claim.notes) == 1 and "with a gap" in claim.notes[0]
+    strict = check(answer(GOUDA), GAPPED, "json", STRICT)
+    [dropped] = strict.claims
+    assert (dropped.kept, dropped.reason) == (False, "claim_fragment")
+    assert "with a gap" in (dropped.message or "")
+    # written whole, the same claim and quote are kept, strict or not, with no note
+    whole = answer('Gouda, "cheese from Gouda", is a mild, yellow cheese made from cow\'s milk.')
+    assert [(c.kept, c.notes) for c in check(whole, GAPPED, "json", STRICT).claims] == [(True, ())]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        GOUDA,
+        'The films are "Bridget Jones\'s Diary" (2001), "" (2004) and a third (2016).',
+        "The purpose of the Chinese Imperial Dog is considered a .",
+        "The purpose of the Chinese Imperial Dog is considered a.",
+        "The river ( ) flows north into the sea.",
+        "Its name, , comes from the Latin word for bread.",
+        "The programme began \u201c\u201d in the spring of 1990.",
+    ],
+)
+def test_a_gap_where_words_were_lost_is_a_fragment(text: str) -> None:
+    from quotebound.fragments import fragment
+
+    assert "with a gap" in (fragment(text) or "")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The framework (.NET) was first released in 2002.",
+        "The policy [...] covers dental and vision care.",
+        "The grade the committee gave it was an A.",
+        "The letters used are a, b and c.",
+        "Plan B costs $10, and Plan C costs $20.",
+        "Glycogen is stored in the liver or , in muscle , as fat .",  # CLAPNQ's tokenised text
+        "The survey ( ... ) found that most patients recovered .",
+    ],
+)
+def test_punctuation_that_loses_nothing_is_no_gap(text: str) -> None:
+    from quotebound.fragments import fragment
+
+    assert fragment(text) is None
