@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -555,3 +556,36 @@ def test_the_fragment_fast_path_equals_the_definition(claim: str) -> None:
     if stripped.rstrip(" \"'»”)").endswith("?") or stripped.lower() == "one claim":
         return
     assert fragment(claim) == _fragment_by_definition(stripped), claim
+
+
+@FAST
+@given(st.lists(st.one_of(text, st.text(min_size=150, max_size=400)), min_size=1, max_size=6))
+def test_the_word_memos_give_what_the_words_say(texts: list[str]) -> None:
+    """``stem`` and ``content_words`` keep what they computed for a word and a long text: what
+    they give from the memo is what the text says, read again without it."""
+    from quotebound.text import words
+
+    for raw in texts:
+        normalized = normalize(raw)
+        for _ in range(2):  # the second read comes from the memo where the text is long
+            assert words.content_words(normalized) == words._content_words(normalized)
+            for token in normalized.split():
+                assert words.stem(token) == (
+                    token if len(token) <= 3 or not token.isascii() else words._stem(token)
+                )
+
+
+def test_the_word_memos_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hostile text cannot grow the memos past their bounds: the texts' memo starts again when
+    full, the stems' keeps no more."""
+    from quotebound.text import words
+
+    monkeypatch.setattr(words, "MEMO_TEXTS", 50)
+    monkeypatch.setattr(words, "MEMO_WORDS", len(words._STEMS) + 100)
+    for n in range(120):
+        words.content_words(f"source {n} " + "policy text of the handbook " * 10)
+        assert len(words._CONTENT) <= 50
+    for n in range(300):
+        word = "unusual" + "".join("bcdfghjklm"[int(d)] for d in f"{n:03d}") + "ax"
+        assert words.stem(word + "s") == word
+    assert len(words._STEMS) == words.MEMO_WORDS

@@ -171,6 +171,16 @@ _SUFFIXES = ("ies", "ings", "ing", "ers", "er", "ed", "s")
 _SIBILANT_ES = ("ses", "xes", "zes", "ches", "shes")
 
 
+# Memos of pure functions, bounded so that hostile text cannot grow them forever: each word's
+# stem, and the content words of each long text (a source sent is read by several checks of
+# an answer, and by the next answers that send it again).
+_STEMS: dict[str, str] = {}
+_CONTENT: dict[str, frozenset[str]] = {}
+MEMO_WORDS = 65536
+MEMO_TEXTS = 2048
+MEMO_TEXT_CHARS = (200, 8192)  # texts this long are kept: shorter ones are cheap, longer rare
+
+
 def stem(word: str) -> str:
     """A light stem, the same for the forms of a word a claim and its quote use: ``weeks`` and
     ``week``, ``uploaded`` and ``upload``, ``policies`` and ``policy``, ``employees`` and
@@ -179,6 +189,15 @@ def stem(word: str) -> str:
     apart (it errs towards "related", so a claim's own word always meets itself)."""
     if len(word) <= 3 or not word.isascii():
         return word
+    known = _STEMS.get(word)
+    if known is None:
+        known = _stem(word)
+        if len(_STEMS) < MEMO_WORDS:
+            _STEMS[word] = known
+    return known
+
+
+def _stem(word: str) -> str:
     base = word
     if word.endswith(_SIBILANT_ES):
         base = word[:-2]
@@ -200,6 +219,18 @@ def content_words(normalized: str) -> frozenset[str]:
     that is not a function word (``STOPWORDS``), every number and every part of an identifier
     (``job-17``: ``job`` and ``17``); in scripts without spaces, overlapping pieces of two
     characters (Chinese, Japanese) or three (Thai)."""
+    low, high = MEMO_TEXT_CHARS
+    if not low <= len(normalized) <= high:
+        return _content_words(normalized)
+    known = _CONTENT.get(normalized)
+    if known is None:
+        if len(_CONTENT) >= MEMO_TEXTS:
+            _CONTENT.clear()
+        known = _CONTENT[normalized] = _content_words(normalized)
+    return known
+
+
+def _content_words(normalized: str) -> frozenset[str]:
     out: set[str] = set()
     for token in _TOKEN.findall(normalized):
         if UNSPACED.search(token) is not None:
