@@ -17,7 +17,9 @@ quote and its question, one line per claim:
 
 A claim is keyed by its question and a hash of its normalised text (the sets' passages are
 not copied into the project). The script prints the shares over the labelled claims of the
-run with 95% Wilson intervals, and lists the served claims that have no label yet (a new
+run with 95% Wilson intervals (beside them, the same over the claims this build's writing
+rules would still serve: what they refuse goes to the repair turn, whose outcome only a new
+run shows), and lists the served claims that have no label yet (a new
 build serves new claims: read them and add their lines, ``--template`` prints them ready to
 fill in). The labels were made on the **fit** halves; a held-out read is the report halves'.
 
@@ -36,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import pct
+from quotebound.fragments import answer_fragments
 from quotebound.text import normalize
 
 LABELS = Path(__file__).resolve().parent / "labels" / "served_fit.jsonl"
@@ -57,6 +60,28 @@ def run_rows(path: Path) -> list[dict[str, Any]]:
     if isinstance(data, dict):
         return [row for rows in data.values() for row in rows]
     return list(data)
+
+
+MEASURES = (
+    "fully supported by their quotes",
+    "not supported at all",
+    "a sentence a reader can take alone",
+    "answering what was asked (answerable questions)",
+    "served for an unanswerable question",
+)
+
+
+def _shares(read: list[dict[str, Any]]) -> list[str]:
+    """``MEASURES`` over the labelled claims ``read``, each with its interval."""
+    n = len(read)
+    answered = [r for r in read if r["answerable"]]
+    return [
+        _share(sum(r["supported"] == "yes" for r in read), n),
+        _share(sum(r["supported"] == "no" for r in read), n),
+        _share(sum(r["sentence"] for r in read), n),
+        _share(sum(r["answers"] == "answers" for r in answered), len(answered)),
+        _share(sum(not r["answerable"] for r in read), n),
+    ]
 
 
 def _share(k: int, n: int) -> str:
@@ -82,34 +107,25 @@ def main() -> int:
             row = json.loads(line)
             labels[(row["question"], row["claim"])] = row
     read: list[dict[str, Any]] = []
+    kept: list[dict[str, Any]] = []  # those this build's writing rules would still serve
     unread: list[tuple[dict[str, Any], str]] = []
     for row in run_rows(args.run):
         if not str(row["id"]).startswith(tuple(args.sets)):
             continue
-        for claim in row.get("claims", []):
+        claims = row.get("claims", [])
+        for claim, refused in zip(claims, answer_fragments(claims), strict=True):
             key = claim_key(row["id"], claim)
             if key in labels:
                 read.append(labels[key])
+                if refused is None:
+                    kept.append(labels[key])
             else:
                 unread.append((row, claim))
-    n = len(read)
-    answered = [r for r in read if r["answerable"]]
-    print(f"served claims labelled: {n} (of {n + len(unread)} served)\n")
-    print("| measure | share |")
-    print("|---|---|")
-    rows = (
-        ("fully supported by their quotes", sum(r["supported"] == "yes" for r in read), n),
-        ("not supported at all", sum(r["supported"] == "no" for r in read), n),
-        ("a sentence a reader can take alone", sum(r["sentence"] for r in read), n),
-        (
-            "answering what was asked (answerable questions)",
-            sum(r["answers"] == "answers" for r in answered),
-            len(answered),
-        ),
-        ("served for an unanswerable question", sum(not r["answerable"] for r in read), n),
-    )
-    for what, k, of in rows:
-        print(f"| {what} | {_share(k, of)} |")
+    print(f"served claims labelled: {len(read)} (of {len(read) + len(unread)} served)\n")
+    print("| measure | share | without what this build's writing rules refuse |")
+    print("|---|---|---|")
+    for what, shares in zip(MEASURES, zip(_shares(read), _shares(kept), strict=True), strict=True):
+        print(f"| {what} | {shares[0]} | {shares[1]} |")
     if unread:
         print(f"\n{len(unread)} served claims have no label:", file=sys.stderr)
         for row, claim in unread:
