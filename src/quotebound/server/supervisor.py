@@ -15,8 +15,8 @@ a cold worker. The supervisor keeps no copy of it, so when a worker dies (even b
 its socket goes with it at once and new connections go to the workers alive (those queued on
 it and not yet accepted are reset); a new worker starts on a new socket and takes connections
 once warm. So while no worker is warm (at start, or every warm one dead) a connection is
-refused, where on a shared socket it waited in the queue for the first worker to warm. Where
-``SO_REUSEPORT`` is missing (not Linux), the workers share one socket, as before.
+refused, where on a shared socket it waited in the queue for the first worker to warm. Where ``SO_REUSEPORT`` is missing (not
+Linux), the workers share one socket, as before.
 """
 
 from __future__ import annotations
