@@ -136,19 +136,3 @@ def workers_of(supervisor: int) -> list[int]:
         if int(fields[1]) == supervisor and b"spawn_main" in cmdline:
             out.append(int(stat.parent.name))
     return sorted(out)
-
-
-def tcp_sockets(port: int, state: str) -> set[str]:
-    """The inodes of the TCP sockets on local ``port`` in ``state`` (Linux's /proc/net/tcp:
-    ``01`` established, ``0A`` listening)."""
-    found = set()
-    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-        fields = line.split()
-        if int(fields[1].split(":")[1], 16) == port and fields[3] == state:
-            found.add(fields[9])
-    return found
-
-
-def listening(port: int) -> int:
-    """How many sockets listen on ``port``: under ``serve --workers N``, one per warm worker."""
-    return len(tcp_sockets(port, "0A"))

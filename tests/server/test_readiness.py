@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 
-from kits.serverkit import call, listening, live_server, tcp_sockets
+from kits.serverkit import call, live_server
 from quotebound.providers import Provider
 from quotebound.providers.base import ProviderError
 from quotebound.providers.extractive import ExtractiveProvider
@@ -115,7 +115,7 @@ def _two_workers(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
-        while len(workers_of(server.pid)) < 2 or not _ready(base) or listening(port) < 2:
+        while len(workers_of(server.pid)) < 2 or not _ready(base) or _listening(port) < 2:
             assert time.monotonic() < deadline, "the server did not start"
             time.sleep(0.2)
         yield server, base
@@ -171,10 +171,26 @@ def test_connections_opened_at_once_are_spread_over_the_workers(tmp_path: Path) 
     assert sum(held) == 32 and min(held) >= 4, held  # (fewer than 4 of 32: p < 1e-5)
 
 
+def _listening(port: int) -> int:
+    """How many sockets listen on ``port`` (each worker's own, once it is warm)."""
+    return len(_sockets(port, "0A"))
+
+
+def _sockets(port: int, state: str) -> set[str]:
+    """The inodes of the TCP sockets on local ``port`` in ``state`` (Linux's /proc/net/tcp:
+    01 established, 0A listening)."""
+    found = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[1].split(":")[1], 16) == port and fields[3] == state:
+            found.add(fields[9])
+    return found
+
+
 def _connections_held(pid: int, base: str) -> int:
     """How many established connections to ``base``'s port process ``pid`` holds (Linux's
     /proc: the sockets among its open files, matched by inode to /proc/net/tcp)."""
-    established = tcp_sockets(int(base.rsplit(":", 1)[1]), "01")
+    established = _sockets(int(base.rsplit(":", 1)[1]), "01")
     held = 0
     for fd in Path(f"/proc/{pid}/fd").iterdir():
         try:

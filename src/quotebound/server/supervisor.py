@@ -11,11 +11,9 @@ addresses.
 
 A worker's socket is bound here and listens only once its worker has warmed (uvicorn starts
 listening after the app's start-up, where the worker loads its models): no connection waits on
-a cold worker. The supervisor keeps no copy of it, so when a worker dies (even by ``kill -9``)
-its socket goes with it at once and new connections go to the workers alive (those queued on
-it and not yet accepted are reset); a new worker starts on a new socket and takes connections
-once warm. So while no worker is warm (at start, or every warm one dead) a connection is
-refused, where on a shared socket it waited in the queue for the first worker to warm. Where ``SO_REUSEPORT`` is missing (not
+a cold worker. When a worker dies (even by ``kill -9``) its socket is closed (the connections
+queued on it and not yet accepted are reset, as a dead worker's were before) and a new worker
+starts on a new socket, taking connections once warm. Where ``SO_REUSEPORT`` is missing (not
 Linux), the workers share one socket, as before.
 """
 
@@ -84,20 +82,20 @@ class Supervisor:
         self.own = per_worker_sockets()
         # bound now, so that a port in use is an error before any worker starts
         self.shared = None if self.own else bind(host, port, reuse_port=False)
-        self.slots: list[BaseProcess] = []
+        self.slots: list[tuple[BaseProcess, socket.socket]] = []
         self.stopping = threading.Event()
         self.failed = False
         self._spawn = multiprocessing.get_context("spawn")
 
-    def _start(self) -> BaseProcess:
+    def _start(self) -> tuple[BaseProcess, socket.socket]:
         sock = self.shared or bind(self.host, self.port, reuse_port=True)
-        try:
-            process = self._spawn.Process(target=_run_worker, args=(self.config, sock))
-            process.start()  # (the child holds the socket from here)
-        finally:
-            if sock is not self.shared:
-                sock.close()  # not kept: a dead worker's socket must close with it
-        return process
+        process = self._spawn.Process(target=_run_worker, args=(self.config, sock))
+        process.start()
+        return process, sock
+
+    def _closed(self, sock: socket.socket) -> None:
+        if sock is not self.shared:
+            sock.close()
 
     def run(self) -> int:
         """Serve until stopped; the exit status (1 when a worker's app could not start)."""
@@ -119,10 +117,11 @@ class Supervisor:
         return 1 if self.failed else 0
 
     def _replace_dead(self) -> None:
-        for n, process in enumerate(self.slots):
+        for n, (process, sock) in enumerate(self.slots):
             if process.is_alive():
                 continue
             process.join()
+            self._closed(sock)
             if process.exitcode == STARTUP_FAILURE:
                 log.error("worker %s could not start its app; stopping", process.pid)
                 self.failed = True
@@ -132,14 +131,15 @@ class Supervisor:
             self.slots[n] = self._start()
 
     def _stop_all(self) -> None:
-        for process in self.slots:
+        for process, _ in self.slots:
             if process.is_alive():
                 process.terminate()  # SIGTERM: uvicorn finishes the requests in flight
-        for process in self.slots:
+        for process, sock in self.slots:
             process.join(STOP_GRACE_S)
             if process.is_alive():
                 process.kill()
                 process.join()
+            self._closed(sock)
         self.slots = []
 
 
