@@ -268,8 +268,7 @@ def serve_cmd(
         uvicorn.run(app, host=host, port=port, log_level="warning")
     else:
         made.close()  # (each worker makes its own: the supervisor answers nothing)
-        if serve(options, host, port, workers) != 0:
-            raise InputError("a worker could not start the service's app (its log says why)")
+        serve(options, host, port, workers)
     return EXIT_OK
 
 
