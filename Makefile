@@ -31,7 +31,7 @@ $(NODE_SDK): $(STAMP)
 	@$(ENSURE_NODE)
 	@if command -v npm >/dev/null 2>&1; then \
 	  npm install --silent --no-audit --no-fund --prefix $(VENV)/sdk/node '@anthropic-ai/sdk@1.17.0' \
-	    && touch $@; \
+	    && touch $@ || echo "note: npm install failed; the TypeScript SDK test will skip"; \
 	else echo "note: no npm; the TypeScript SDK test will skip"; fi
 
 test: $(STAMP) $(NODE_SDK)

@@ -211,28 +211,31 @@ _WITH_A_GAP = (
 # Text lost where a source was extracted, copied into a claim: Wikipedia's pronunciations and
 # titles taken out ('Gouda ( , ; , "cheese from Gouda") is ...', '"Bridget Jones's Diary"
 # (2001), "" (2004) ...'), a value that did not survive ('The purpose of the dog is considered
-# a .'). Written prose never has them: an empty pair of quotation marks or brackets, an opening
-# bracket or a comma followed at once by a comma or a semicolon ("( ,"), or an article right
-# before a full stop ("considered a ." or "a."; not before a comma: "the letters a, b and c",
-# and tokenised text such as CLAPNQ's writes "or , in the case of" and "( ... )").
+# a .'). Prose does not write them: an empty pair of quotation marks standing alone, a bracket
+# opened on a space, or a comma, followed at once by a comma or semicolon ("( ,", ", ;"), a pair
+# of brackets with only spaces between ("( )"), or an article before a full stop ("considered
+# a .", "known as the."). Code is no gap: a call or an empty list ("flush()", "main()", "[]",
+# "for(;;)", 'ARGS=""', 'print("")', "![](a.png)") and any text with a code span (backticks)
+# pass; so do "(.NET)", "[...]", "the letters a, b and c", tokenised text such as CLAPNQ's ("or ,
+# in the case of", "( ... )") and a French "en a." (a verb, not an article).
 # Each pattern opens with its mark, so that ``re`` finds the mark first and tries the rest only
 # there; each runs only when its mark is in the text (``_has_gap``).
 _GAPS = (
-    ("(", re.compile(r"\(\s*[)\],;]")),
-    ("[", re.compile(r"\[\s*[)\],;]")),
-    (";", re.compile(r";\s*[,;]")),
+    ('"', re.compile(r'(?<![\w=(\[])""(?![\w)\]])')),
+    ("(", re.compile(r"(?<![\w\]!])\(\s*[,;]|\(\s+\)")),
+    ("[", re.compile(r"(?<![\w\]!])\[\s*[,;]|\[\s+\]")),
+    (";", re.compile(r"(?<=[\w\s]);\s*[,;]")),  # (not "for(;;)")
     (",", re.compile(r",\s?[,;]")),
     ("\u201c", re.compile(r"\u201c\s*\u201d")),
 )
-_ARTICLE_STOP = re.compile(r"\s(?:a|an|the)\s*[.;:!][\"'\u201d)\]]*$")
+_ARTICLE_STOP = re.compile(r"\s(?:a\s|an\s?|the\s?)[.;:!][\"'\u201d)\]]*$")
 
 
 def _has_gap(stripped: str) -> bool:
-    """Whether ``stripped`` has a gap where words were lost: an empty quotation (``""``), a
-    mark of ``_GAPS`` followed by nothing that belongs there, or an article before its closing
-    stop (read in its last characters)."""
-    if '""' in stripped:
-        return True
+    """Whether ``stripped`` has a gap where words were lost (``_GAPS``, or an article before
+    its closing stop, read in its last characters); never in a text with a code span."""
+    if "`" in stripped:
+        return False
     for mark, pattern in _GAPS:
         if mark in stripped and pattern.search(stripped) is not None:
             return True

@@ -576,8 +576,8 @@ def test_the_word_memos_give_what_the_words_say(texts: list[str]) -> None:
 
 
 def test_the_word_memos_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Hostile text cannot grow the memos past their bounds: the texts' memo starts again when
-    full, the stems' keeps no more."""
+    """Hostile text cannot grow the memos past their bounds: each starts again when full, and
+    neither numbers nor long tokens are kept as words."""
     from quotebound.text import words
 
     monkeypatch.setattr(words, "MEMO_TEXTS", 50)
@@ -588,4 +588,6 @@ def test_the_word_memos_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     for n in range(300):
         word = "unusual" + "".join("bcdfghjklm"[int(d)] for d in f"{n:03d}") + "ax"
         assert words.stem(word + "s") == word
-    assert len(words._STEMS) == words.MEMO_WORDS
+        assert len(words._STEMS) <= words.MEMO_WORDS
+    assert words.stem("ab" * 20 + "s") == "ab" * 20 and "ab" * 20 + "s" not in words._STEMS
+    assert words.stem("12345678") == "12345678" and "12345678" not in words._STEMS

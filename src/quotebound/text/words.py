@@ -171,12 +171,14 @@ _SUFFIXES = ("ies", "ings", "ing", "ers", "er", "ed", "s")
 _SIBILANT_ES = ("ses", "xes", "zes", "ches", "shes")
 
 
-# Memos of pure functions, bounded so that hostile text cannot grow them forever: each word's
-# stem, and the content words of each long text (a source sent is read by several checks of
+# Memos of pure functions, bounded so that hostile text cannot grow them forever (each is
+# emptied when full): each word's stem (words of at most 32 characters, no numbers), and the
+# content words of each long text (a source sent is read by several checks of
 # an answer, and by the next answers that send it again).
 _STEMS: dict[str, str] = {}
 _CONTENT: dict[str, frozenset[str]] = {}
 MEMO_WORDS = 65536
+MEMO_WORD_CHARS = 32  # longer tokens (hashes, blobs) are rare and not kept
 MEMO_TEXTS = 2048
 MEMO_TEXT_CHARS = (200, 8192)  # texts this long are kept: shorter ones are cheap, longer rare
 
@@ -192,7 +194,9 @@ def stem(word: str) -> str:
     known = _STEMS.get(word)
     if known is None:
         known = _stem(word)
-        if len(_STEMS) < MEMO_WORDS:
+        if len(word) <= MEMO_WORD_CHARS and not word.isdigit():  # words, not numbers or blobs
+            if len(_STEMS) >= MEMO_WORDS:
+                _STEMS.clear()
             _STEMS[word] = known
     return known
 
