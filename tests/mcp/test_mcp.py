@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -396,4 +397,10 @@ def test_over_http_a_store_that_cannot_be_reached_is_a_503_not_a_traceback() -> 
         reply = httpx.post(
             f"{base}/mcp", json={}, headers={"Authorization": "Bearer qb_x"}, timeout=30
         )
+        # the official client: its own error at once, not a hang
+        started = time.monotonic()
+        with pytest.raises(BaseException) as raised:
+            _http(f"{base}/mcp", "qb_x", lambda s: s.list_tools())
+        assert time.monotonic() - started < 20
     assert reply.status_code == 503 and reply.json()["error"] == "store_error"
+    assert "Server returned an error response" in repr(raised.value)
