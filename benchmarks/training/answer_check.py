@@ -38,9 +38,9 @@ The fast answer check (``quotebound.answering.check``, ``ask --answer-check fast
                 the fit halves of CLAPNQ, SQuAD 2.0, NoMIRACL and Contoso together, ``--out``
                 elsewhere than the package) with one sentence of evidence per question (an
                 answerable question with the sentence answering it, an unanswerable one with
-                its passages' sentence nearest it: the on-topic
-                sentence a model quotes), the held-out halves' balanced accuracy reported, and
-                each set's AUC and refusals (``meta.held_out_by_set``); written to
+                its passages' sentence nearest it: the on-topic sentence a model quotes), the
+                held-out halves' balanced accuracy reported, and each set's AUC and refusals
+                (``meta.held_out_by_set``); written to
                 ``src/quotebound/answering/answer_checker.json``
     fit-served FILE --check fast
                 its threshold refitted on served answers, as for the judge (the weights kept)

@@ -92,8 +92,8 @@ def fragment(text: str, normalized: str | None = None) -> str | None:
     passed, a sentence that leans on the one before it (``_leans_back``: "This will help you
     to ensure ..."; ``lean_on_kept`` reads it with the claims before it). Deterministic and
     cheap; it does not parse grammar, so a long noun phrase passes: the entailment tier and
-    the reader see
-    those. ``normalized``: ``normalize(text)``, where the caller has it already."""
+    the reader see those. ``normalized``: ``normalize(text)``, where the caller has it
+    already."""
     stripped = text.strip()
     if _PLACEHOLDER.match(stripped):
         return "the answer template's placeholder"

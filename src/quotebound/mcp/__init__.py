@@ -32,12 +32,12 @@ def http_app(make: Any, stores: Connections) -> Any:
 
     import anyio.to_thread
     from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
     from ..errors import QuoteboundError
 
     log = logging.getLogger("quotebound.mcp")
-    from starlette.responses import JSONResponse
-    from starlette.types import ASGIApp, Receive, Scope, Send
 
     from .server import Sessions, build
 
