@@ -14,9 +14,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from .sources import WorkingSet
 from .text.display import shown
 from .text.normalize import normalize
-from .text.sentences import reads_as_heading
+from .text.sentences import reads_as_heading, sentence_spans
 from .text.words import (
     EDGE_PUNCTUATION,
     STOPWORDS,
@@ -36,7 +37,9 @@ def refused(n: int, text: str, claim: Claim, why: str) -> Claim:
     return replace(claim, kept=False, reason="claim_fragment", message=message)
 
 
-def lean_on_kept(claims: tuple[Claim, ...], strict: bool = True) -> tuple[Claim, ...]:
+def lean_on_kept(
+    claims: tuple[Claim, ...], strict: bool = True, ws: WorkingSet | None = None
+) -> tuple[Claim, ...]:
     """``claims`` with each kept one that leans on the sentence before it (``fragment``: it
     opens with "This", "That", "These" or "Those") dropped as ``claim_fragment`` unless a claim
     kept before it in the answer says what it stands for ("Northwind Standard covers in-network
@@ -44,6 +47,14 @@ def lean_on_kept(claims: tuple[Claim, ...], strict: bool = True) -> tuple[Claim,
     failed too is told so as well (``claim_fragment``: the repair names it). ``verify`` settles
     the claims with it, and the entailment tier again after it drops some (re-anchoring needs
     no second pass: it keeps only claims that are not fragments).
+
+    With ``ws`` (``verify``, strict), what it leans on must be what its source says before it:
+    a leaning claim whose every valid citation quotes a sentence with a sentence before it in
+    its source (``_says_before``), in a source no claim kept before it cites, leans on a
+    sentence the answer does not give ("These organizations ... help families" copied from the
+    middle of one passage, after a claim citing another passage), and is dropped too. A quote
+    that opens its source (a chunk: what comes before it is in another) may lean on any kept
+    claim before it.
 
     Not ``strict`` (``Policy.strict`` off): a leaning claim is read with the sentence before
     it in the answer, whatever became of that one, and only the answer's first claim, which has
@@ -56,13 +67,56 @@ def lean_on_kept(claims: tuple[Claim, ...], strict: bool = True) -> tuple[Claim,
         return claims
     out: list[Claim] = []
     after_kept = False  # a claim before this one is kept
+    cited: set[str] = set()  # the sources the claims kept before this one cite
     for n, claim in enumerate(claims, 1):
         # (not a fragment already: ``fragment``'s other rules passed, only the leaning is left)
-        if not after_kept and claim.reason != "claim_fragment" and _leans_back(claim.text.strip()):
-            claim = refused(n, claim.text, claim, LEANS_BACK)  # (its citations named too)
-        after_kept = after_kept or claim.kept
+        if (
+            claim.reason != "claim_fragment"
+            and (not after_kept or (ws is not None and claim.kept))
+            and _leans_back(claim.text.strip())
+        ):
+            if not after_kept:
+                claim = refused(n, claim.text, claim, LEANS_BACK)  # (its citations named too)
+            elif ws is not None and _leans_elsewhere(claim, ws, cited):
+                claim = refused(n, claim.text, claim, LEANS_ELSEWHERE)
+        if claim.kept:
+            after_kept = True
+            cited.update(c.source for c in claim.citations if c.valid and c.source)
         out.append(claim)
     return tuple(out)
+
+
+LEANS_ELSEWHERE = (
+    "a sentence that leans on the one before it in its source, which the answer does not "
+    'give (it opens with "this", "these", "it", ... and cites the middle of a source no claim '
+    "before it cites)"
+)
+
+
+def _leans_elsewhere(claim: Claim, ws: WorkingSet, cited: set[str]) -> bool:
+    """Whether every valid citation of the leaning ``claim`` quotes a sentence with a sentence
+    before it in its own source (``_says_before``), a source no claim kept before it cites."""
+    quoted = [
+        (c.source, c.span[0])
+        for c in claim.citations
+        if c.valid and c.source and c.span is not None
+    ]
+    return bool(quoted) and all(
+        source not in cited and _says_before(ws, source, start) for source, start in quoted
+    )
+
+
+def _says_before(ws: WorkingSet, source_id: str, start: int) -> bool:
+    """Whether the source ``source_id`` has a sentence before ``start`` (not a heading: the
+    title line of a passage says nothing a leaning word could stand for)."""
+    source = ws.get(source_id)
+    if source is None or start <= 0:
+        return False
+    text = source.text
+    return any(
+        not reads_as_heading(text[a:b]) and len(text[a:b].split()) >= MIN_CLAIM_WORDS
+        for a, b in sentence_spans(text, 0, min(start, len(text)))
+    )
 
 
 def answer_fragments(texts: Sequence[str]) -> list[str | None]:
@@ -299,6 +353,8 @@ def _leans_back(stripped: str) -> bool:
         _CONNECTIVE.match(opening) is not None or _IT.match(opening) is not None
     ):
         return True
+    if _pronoun_after_opening(opening):
+        return True
     found = _DEMONSTRATIVE.match(opening)
     if found is None:
         return False
@@ -307,6 +363,46 @@ def _leans_back(stripped: str) -> bool:
         after[0].isupper() or (after[0] in "'\u2019" and after[1:].isdigit())
     )
     return not title
+
+
+# "It", "He" or "She" as the subject after an opening phrase stands for what was said before,
+# as at the start: "Though he has been considered ... a pupil of Rembrandt, he lived in
+# Haarlem", "As of March 2015, it had control over ...". Unless the opening names someone it
+# could stand for ("When Smith joined the firm, he ..."): a capitalised word other than its
+# first, or a month, is read as such a name; the expletive "it is ... to" passes (``_IT``).
+_SUBORDINATORS = frozenset(
+    "Though Although While Whilst When Whenever After Before Because Since Once Until Unless "
+    "As If".split()
+)
+_MONTHS = frozenset(
+    "January February March April May June July August September October November December "
+    "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec".split()
+)
+_PRONOUNS = ("it ", "he ", "she ", "it's ", "it\u2019s ")
+_OPENING_WORDS_MAX = 10  # the words an opening phrase before the comma may have (2 at least)
+
+
+def _pronoun_after_opening(opening: str) -> bool:
+    """Whether ``opening`` sets out with a phrase that names no one ("For centuries", "As of
+    March 2015", "Though") and then has "it", "he" or "she" as its subject (``_IT``)."""
+    space = opening.find(" ", 0, 12)
+    if (
+        space > 0
+        and opening.startswith(("he ", "she "), space + 1)
+        and opening[:space] in _SUBORDINATORS
+    ):
+        rest = opening[space + 1 :]
+        return _IT.match(rest[0].upper() + rest[1:]) is not None
+    comma = opening.find(", ", 0, 80)
+    if comma <= 0 or not opening.startswith(_PRONOUNS, comma + 2):
+        return False
+    rest = opening[comma + 2 :]
+    fronted = opening[:comma].split()
+    if not 2 <= len(fronted) <= _OPENING_WORDS_MAX or any(
+        word[:1].isupper() and word.strip(".,()[]") not in _MONTHS for word in fronted[1:]
+    ):
+        return False
+    return _IT.match(rest[0].upper() + rest[1:]) is not None
 
 
 _HEADING = "a heading, not a statement"

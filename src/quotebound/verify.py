@@ -91,7 +91,7 @@ def _verdict(
             checked.append(check_claim(ws, n, c, policy))
         claims = tuple(checked)
     if policy.sentences:
-        claims = lean_on_kept(claims, policy.strict)
+        claims = lean_on_kept(claims, policy.strict, ws if policy.strict else None)
     status = verdict_status(claims)
     return Verdict(status, claims=claims, answerable=True, **common)  # type: ignore[arg-type]
 

@@ -176,6 +176,10 @@ def test_a_piece_of_a_sentence_is_no_claim(piece: str) -> None:
         "\u2022 It\u2019s open to every employee after 90 days.",
         "She was the first ever winner of this title and of the pageant.",
         "He served as governor from 1905 to 1907.",
+        # after an opening phrase that names no one, as at the start
+        "Though he has been considered a pupil of Rembrandt, he lived and worked in Haarlem.",
+        "As of March 2015[update], it had control over territory in Iraq and Syria.",
+        "In 2010, it became the largest port in the region.",
     ],
 )
 def test_a_sentence_leaning_on_the_one_before_it_is_no_claim(leaning: str) -> None:
@@ -227,6 +231,13 @@ def test_a_pointer_to_text_that_is_not_there_is_no_claim(pointer: str) -> None:
         "THIS plan is the one for you.",  # in capitals: a heading's style, not a demonstrative
         "The company says this plan covers it.",
         "You can find a list of in-network providers on the website.",
+        # the opening names whom the pronoun stands for, or "it" is an expletive
+        "When Smith joined the firm, he became its chief executive.",
+        "In 2010, it was reported that the plan covers vision care.",
+        "According to the handbook, it is required to file a claim within 30 days.",
+        "When it comes to leave, employees get 16 weeks.",
+        "Employees, it says, get 16 weeks of paid leave.",  # one word before the comma
+        "For centuries, they could be owned only by members of the palace.",  # plural: as "They"
     ],
 )
 def test_a_sentence_that_says_what_it_is_about_is_a_claim(alone: str) -> None:
@@ -276,6 +287,48 @@ def test_a_claim_may_lean_on_a_kept_claim_before_it() -> None:
     ]
     alone = verify(ws, leaning).claims[0]
     assert alone.kept and len(alone.notes) == 1 and "leans on the one before" in alone.notes[0]
+
+
+def test_a_leaning_claim_copied_from_the_middle_of_a_source_leans_on_that_source() -> None:
+    """A claim that leans on the sentence before its quote in its source is read with a kept
+    claim before it only when that claim cites the same source (strict: what ``ask`` serves);
+    copied after a claim about another source, it is refused and told why."""
+    ws = WorkingSet(
+        [
+            Source("S1", "The LBDA promotes awareness of the disease in the United States."),
+            Source(
+                "S2",
+                "The Lewy Body Society works in the United Kingdom. These organizations help "
+                "families with LBD become advocates.",
+            ),
+        ]
+    )
+
+    def answer(*claims: tuple[str, str]) -> str:  # (text, source): each quoting itself
+        cited = [
+            {"text": text, "citations": [{"source": sid, "quote": text.rstrip(".")}]}
+            for text, sid in claims
+        ]
+        return json.dumps({"answerable": True, "claims": cited})
+
+    other = ("The LBDA promotes awareness of the disease in the United States.", "S1")
+    own = ("The Lewy Body Society works in the United Kingdom.", "S2")
+    leaning = ("These organizations help families with LBD become advocates.", "S2")
+    refused = verify(ws, answer(other, leaning), policy=STRICT)
+    assert [(c.kept, c.reason) for c in refused.claims] == [
+        (True, None),
+        (False, "claim_fragment"),
+    ]
+    assert "in its source, which the answer does not give" in (refused.claims[1].message or "")
+    read_with_it = verify(ws, answer(other, own, leaning), policy=STRICT)
+    assert [c.kept for c in read_with_it.claims] == [True, True, True]
+    # verify's default reads it with the sentence before it in the answer: no drop, no note
+    default = verify(ws, answer(other, leaning))
+    assert [(c.kept, c.notes) for c in default.claims] == [(True, ()), (True, ())]
+    # a quote that opens its source (a chunk: what it leans on is in another) may lean on any
+    opening = WorkingSet([*ws, Source("S3", leaning[0])])
+    chunked = verify(opening, answer(other, (leaning[0], "S3")), policy=STRICT)
+    assert [c.kept for c in chunked.claims] == [True, True]
 
 
 def test_a_leaning_claim_citing_the_wrong_source_is_told_it_leans_and_is_never_placed() -> None:
