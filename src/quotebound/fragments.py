@@ -366,25 +366,33 @@ def _leans_back(stripped: str) -> bool:
 
 
 # "It", "He" or "She" as the subject after an opening phrase stands for what was said before,
-# as at the start: "Though he has been considered ... a pupil of Rembrandt, he lived in
-# Haarlem", "As of March 2015, it had control over ...". Unless the opening names someone it
-# could stand for ("When Smith joined the firm, he ..."): a capitalised word other than its
-# first, or a month, is read as such a name; the expletive "it is ... to" passes (``_IT``).
+# as at the start: after a subordinator ("Though he has been considered ..., he lived in
+# Haarlem"), or after a short phrase opening on a preposition that introduces nothing it could
+# stand for ("As of March 2015, it had control over ...", "Despite this, he became ...", "On the
+# other hand, it can ..."). A clause before the comma may hold what it stands for ("As pressure
+# increases, it can trigger ...", "If a vessel detects another, it must ..."), and so may a
+# phrase with "a" or a capitalised word other than its first, a month aside ("After the war
+# Smith ..."): those pass; so does the expletive "it is ... to" (``_IT``).
 _SUBORDINATORS = frozenset(
     "Though Although While Whilst When Whenever After Before Because Since Once Until Unless "
     "As If".split()
+)
+_PREPOSITIONS = frozenset(
+    "In For Despite On At By During After Before Since Until Within Throughout Over Under "
+    "Following Besides".split()
 )
 _MONTHS = frozenset(
     "January February March April May June July August September October November December "
     "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec".split()
 )
 _PRONOUNS = ("it ", "he ", "she ", "it's ", "it\u2019s ")
-_OPENING_WORDS_MAX = 10  # the words an opening phrase before the comma may have (2 at least)
+_OPENING_WORDS_MAX = 6  # the words an opening phrase before the comma may have
 
 
 def _pronoun_after_opening(opening: str) -> bool:
-    """Whether ``opening`` sets out with a phrase that names no one ("For centuries", "As of
-    March 2015", "Though") and then has "it", "he" or "she" as its subject (``_IT``)."""
+    """Whether ``opening`` sets out with a subordinator and "he" or "she", or with a short
+    phrase on a preposition that introduces nothing ("In 2010", "As of March 2015", "Despite
+    this") and then "it", "he" or "she" as its subject (``_IT``)."""
     space = opening.find(" ", 0, 12)
     if (
         space > 0
@@ -393,15 +401,22 @@ def _pronoun_after_opening(opening: str) -> bool:
     ):
         rest = opening[space + 1 :]
         return _IT.match(rest[0].upper() + rest[1:]) is not None
-    comma = opening.find(", ", 0, 80)
+    comma = opening.find(", ", 0, 60)
     if comma <= 0 or not opening.startswith(_PRONOUNS, comma + 2):
         return False
-    rest = opening[comma + 2 :]
     fronted = opening[:comma].split()
-    if not 2 <= len(fronted) <= _OPENING_WORDS_MAX or any(
-        word[:1].isupper() and word.strip(".,()[]") not in _MONTHS for word in fronted[1:]
+    if fronted[:2] == ["As", "of"]:  # (a preposition of two words)
+        fronted = ["At", *fronted[2:]]
+    if (
+        len(fronted) > _OPENING_WORDS_MAX
+        or fronted[0] not in _PREPOSITIONS
+        or any(
+            word in ("a", "an") or (word[:1].isupper() and word.strip(".,()[]") not in _MONTHS)
+            for word in fronted[1:]
+        )
     ):
         return False
+    rest = opening[comma + 2 :]
     return _IT.match(rest[0].upper() + rest[1:]) is not None
 
 

@@ -180,6 +180,8 @@ def test_a_piece_of_a_sentence_is_no_claim(piece: str) -> None:
         "Though he has been considered a pupil of Rembrandt, he lived and worked in Haarlem.",
         "As of March 2015[update], it had control over territory in Iraq and Syria.",
         "In 2010, it became the largest port in the region.",
+        "Despite this, he has become a symbol of the underdog for many people.",
+        "On the other hand, it can make exports less competitive.",
     ],
 )
 def test_a_sentence_leaning_on_the_one_before_it_is_no_claim(leaning: str) -> None:
@@ -238,6 +240,10 @@ def test_a_pointer_to_text_that_is_not_there_is_no_claim(pointer: str) -> None:
         "When it comes to leave, employees get 16 weeks.",
         "Employees, it says, get 16 weeks of paid leave.",  # one word before the comma
         "For centuries, they could be owned only by members of the palace.",  # plural: as "They"
+        # a clause before the comma may hold what the pronoun stands for (AttributionBench)
+        "As pressure increases, it can trigger nearby faults to jump.",
+        "If a vessel detects another nearby vessel, it must determine the risk.",
+        "Even if a tire does go flat, it is much easier to replace.",
     ],
 )
 def test_a_sentence_that_says_what_it_is_about_is_a_claim(alone: str) -> None:
