@@ -40,21 +40,21 @@ def refused(n: int, text: str, claim: Claim, why: str) -> Claim:
 def lean_on_kept(
     claims: tuple[Claim, ...], strict: bool = True, ws: WorkingSet | None = None
 ) -> tuple[Claim, ...]:
-    """``claims`` with each kept one that leans on the sentence before it (``fragment``: it
-    opens with "This", "That", "These" or "Those") dropped as ``claim_fragment`` unless a claim
-    kept before it in the answer says what it stands for ("Northwind Standard covers in-network
-    providers only." then "These providers have agreed to ..."); a leaning claim whose citations
-    failed too is told so as well (``claim_fragment``: the repair names it). ``verify`` settles
-    the claims with it, and the entailment tier again after it drops some (re-anchoring needs
-    no second pass: it keeps only claims that are not fragments).
+    """``claims`` with each kept one that leans on the sentence before it (``_leans_back``: it
+    opens with "This", "These", "In addition", "It", ...) dropped as ``claim_fragment`` unless
+    a claim kept before it in the answer says what it stands for ("Northwind Standard covers
+    in-network providers only." then "These providers have agreed to ..."); a leaning claim
+    whose citations failed too is told so as well (``claim_fragment``: the repair names it).
+    ``verify`` settles the claims with it, and the entailment tier again after it drops some
+    (re-anchoring needs no second pass: it keeps only claims that are not fragments).
 
-    With ``ws`` (``verify``, strict), what it leans on must be what its source says before it:
-    a leaning claim whose every valid citation quotes a sentence with a sentence before it in
-    its source (``_says_before``), in a source no claim kept before it cites, leans on a
-    sentence the answer does not give ("These organizations ... help families" copied from the
-    middle of one passage, after a claim citing another passage), and is dropped too. A quote
-    that opens its source (a chunk: what comes before it is in another) may lean on any kept
-    claim before it.
+    With ``ws`` (``verify`` under strict, and the tier), what it leans on must be what its
+    source says before it: a leaning claim whose every valid citation quotes a sentence with a
+    sentence before it in its source (``_says_before``), in a source no claim kept before it
+    cites, leans on a sentence the answer does not give ("These organizations ... help
+    families" copied from the middle of one passage, after a claim citing another passage),
+    and is dropped too. A quote that opens its source (a chunk: what comes before it is in
+    another) may lean on any kept claim before it.
 
     Not ``strict`` (``Policy.strict`` off): a leaning claim is read with the sentence before
     it in the answer, whatever became of that one, and only the answer's first claim, which has
@@ -88,34 +88,42 @@ def lean_on_kept(
 
 LEANS_ELSEWHERE = (
     "a sentence that leans on the one before it in its source, which the answer does not "
-    'give (it opens with "this", "these", "it", ... and cites the middle of a source no claim '
-    "before it cites)"
+    "give (it quotes the middle of a source that no kept claim before it cites)"
 )
 
 
 def _leans_elsewhere(claim: Claim, ws: WorkingSet, cited: set[str]) -> bool:
     """Whether every valid citation of the leaning ``claim`` quotes a sentence with a sentence
-    before it in its own source (``_says_before``), a source no claim kept before it cites."""
-    quoted = [
-        (c.source, c.span[0])
-        for c in claim.citations
-        if c.valid and c.source and c.span is not None
-    ]
-    return bool(quoted) and all(
-        source not in cited and _says_before(ws, source, start) for source, start in quoted
+    before it in its own source (``_says_before``), a source no claim kept before it cites. A
+    citation of a whole source (no span: a vendor's document citation) holds what comes before
+    too: never."""
+    valid = [(c.source, c.span) for c in claim.citations if c.valid and c.source]
+    return bool(valid) and all(
+        span is not None and source not in cited and _says_before(ws, source, span[0])
+        for source, span in valid
+        if source is not None
     )
 
 
+BEFORE_WINDOW = 600  # characters before a quote's sentence read for a sentence before it
+
+
 def _says_before(ws: WorkingSet, source_id: str, start: int) -> bool:
-    """Whether the source ``source_id`` has a sentence before ``start`` (not a heading: the
-    title line of a passage says nothing a leaning word could stand for)."""
+    """Whether the source ``source_id`` has a sentence before the one that holds ``start``
+    (a quote may open mid-sentence: "these organizations help ..." of "According to the
+    report, these organizations help ..." has none), read in the ``BEFORE_WINDOW`` characters
+    before it; a heading, or a line of fewer than ``MIN_CLAIM_WORDS`` words, is no such
+    sentence (a passage's title line says nothing a leaning word could stand for)."""
     source = ws.get(source_id)
     if source is None or start <= 0:
         return False
     text = source.text
+    start = min(start, len(text))
+    window = max(0, start - BEFORE_WINDOW)
+    spans = sentence_spans(text, window, start + 1)  # the last: the quote's own sentence
     return any(
-        not reads_as_heading(text[a:b]) and len(text[a:b].split()) >= MIN_CLAIM_WORDS
-        for a, b in sentence_spans(text, 0, min(start, len(text)))
+        len(text[a:b].split()) >= MIN_CLAIM_WORDS and not reads_as_heading(text[a:b])
+        for a, b in spans[:-1]
     )
 
 
@@ -324,9 +332,16 @@ _CONNECTIVE = re.compile(
     r"Likewise|Similarly|Therefore|Thus(?! far)|Hence|Consequently|As a result|Nevertheless|"
     r"Nonetheless|Meanwhile|Otherwise|Instead)\b(?!-)"
 )
+_EXPLETIVE = (  # what follows "it" as an expletive: "is important to", "was said that"
+    r"(?:is|was|'s|\u2019s|will be|would be|may be|can be|has been|had been)\s+"
+    r"(?:\w+\s+){0,2}?(?:to|that|for|whether)\b"
+)
 _IT = re.compile(
-    r"(?:It(?:['\u2019]s)?|He|She)\s+(?=[a-z])(?!(?:is|was|'s|\u2019s|will be|would be|"
-    r"may be|can be|has been|had been)\s+(?:\w+\s+){0,2}?(?:to|that|for|whether)\b)"
+    rf"(?:He|She)\s+(?=[a-z])(?!{_EXPLETIVE})"
+    # "It takes 5 to 7 days to ...", "It seems that ..." say what "it" is after it
+    rf"|It\s+(?=[a-z])(?!{_EXPLETIVE}|(?:takes|took|seems|seemed|appears|appeared)\s+"
+    r"(?:\S+\s+){0,3}?(?:to|that)\b)"
+    r"|It['\u2019]s\s+(?=[a-z])(?!(?:\w+\s+){0,2}?(?:that|whether)\b)"  # "It's said that"
 )
 
 
@@ -353,7 +368,7 @@ def _leans_back(stripped: str) -> bool:
         _CONNECTIVE.match(opening) is not None or _IT.match(opening) is not None
     ):
         return True
-    if _pronoun_after_opening(opening):
+    if _pronoun_after_opening(opening, first):
         return True
     found = _DEMONSTRATIVE.match(opening)
     if found is None:
@@ -366,20 +381,22 @@ def _leans_back(stripped: str) -> bool:
 
 
 # "It", "He" or "She" as the subject after an opening phrase stands for what was said before,
-# as at the start: after a subordinator ("Though he has been considered ..., he lived in
-# Haarlem"), or after a short phrase opening on a preposition that introduces nothing it could
-# stand for ("As of March 2015, it had control over ...", "Despite this, he became ...", "On the
-# other hand, it can ..."). A clause before the comma may hold what it stands for ("As pressure
-# increases, it can trigger ...", "If a vessel detects another, it must ..."), and so may a
-# phrase with "a" or a capitalised word other than its first, a month aside ("After the war
-# Smith ..."): those pass; so does the expletive "it is ... to" (``_IT``).
+# as at the start: right after a subordinator ("Though he has been considered ..., he lived in
+# Haarlem"; not "he or she", nor when a name follows the clause: "Though he was born in Ohio,
+# Smith ..."), or after a phrase of time or discourse that introduces nothing ("As of March
+# 2015, it had control over ...", "Despite this, he ...", "On the other hand, it ...", "In
+# 2010, it ..."): a preposition, then only numbers, months and the words of such phrases
+# (``_DISCOURSE``). Any other phrase may hold what the pronoun stands for ("In the handbook, it
+# says ...", "Since the museum reopened, it has ...", "If a vessel detects another, it ..."),
+# and passes; so does an expletive "it" (``_IT``).
 _SUBORDINATORS = frozenset(
     "Though Although While Whilst When Whenever After Before Because Since Once Until Unless "
     "As If".split()
 )
-_PREPOSITIONS = frozenset(
-    "In For Despite On At By During After Before Since Until Within Throughout Over Under "
-    "Following Besides".split()
+_PREPOSITIONS = frozenset("In On At By During Despite Following Besides Throughout".split())
+_DISCOURSE = frozenset(
+    "this that these those the other hand contrast fact particular turn same year years early "
+    "late mid of time period point stage moment century decade era".split()
 )
 _MONTHS = frozenset(
     "January February March April May June July August September October November December "
@@ -389,33 +406,39 @@ _PRONOUNS = ("it ", "he ", "she ", "it's ", "it\u2019s ")
 _OPENING_WORDS_MAX = 6  # the words an opening phrase before the comma may have
 
 
-def _pronoun_after_opening(opening: str) -> bool:
-    """Whether ``opening`` sets out with a subordinator and "he" or "she", or with a short
-    phrase on a preposition that introduces nothing ("In 2010", "As of March 2015", "Despite
+def _pronoun_after_opening(opening: str, first: str) -> bool:
+    """Whether ``opening`` (its first word ``first``) sets out with a subordinator and "he" or
+    "she", or with a phrase of time or discourse ("In 2010", "As of March 2015", "Despite
     this") and then "it", "he" or "she" as its subject (``_IT``)."""
-    space = opening.find(" ", 0, 12)
-    if (
-        space > 0
-        and opening.startswith(("he ", "she "), space + 1)
-        and opening[:space] in _SUBORDINATORS
-    ):
-        rest = opening[space + 1 :]
-        return _IT.match(rest[0].upper() + rest[1:]) is not None
+    if first in _SUBORDINATORS:
+        after = len(first) + 1
+        if opening.startswith(("he ", "she "), after) and not opening.startswith(
+            ("he or ", "she or "), after
+        ):
+            comma = opening.find(", ")
+            named = comma > 0 and opening[comma + 2 : comma + 3].isupper()
+            rest = opening[after:]
+            return not named and _IT.match(rest[0].upper() + rest[1:]) is not None
+        if first != "As":
+            return False
+    elif first not in _PREPOSITIONS:
+        return False
     comma = opening.find(", ", 0, 60)
     if comma <= 0 or not opening.startswith(_PRONOUNS, comma + 2):
         return False
     fronted = opening[:comma].split()
     if fronted[:2] == ["As", "of"]:  # (a preposition of two words)
         fronted = ["At", *fronted[2:]]
-    if (
-        len(fronted) > _OPENING_WORDS_MAX
-        or fronted[0] not in _PREPOSITIONS
-        or any(
-            word in ("a", "an") or (word[:1].isupper() and word.strip(".,()[]") not in _MONTHS)
-            for word in fronted[1:]
-        )
-    ):
+    if not fronted or len(fronted) > _OPENING_WORDS_MAX or fronted[0] not in _PREPOSITIONS:
         return False
+    for word in fronted[1:]:
+        core = word.strip(".,()[]'\u2019")
+        if not (
+            core.lower() in _DISCOURSE
+            or core in _MONTHS
+            or core[:1].isdigit()  # a year, "1990s", "2015[update]"
+        ):
+            return False
     rest = opening[comma + 2 :]
     return _IT.match(rest[0].upper() + rest[1:]) is not None
 

@@ -484,3 +484,49 @@ def test_ask_drops_a_claim_leaning_on_one_the_tier_dropped_unless_the_policy_say
             )
             result = ask(question, store, ScriptedProvider([raw, raw]), options)
             assert [c.text for c in result.claims] == served, sentences
+
+
+class ByClaim(Backend):
+    """Labels looked up by the claim alone."""
+
+    name = "by-claim"
+    version = "by-claim-1"
+
+    def __init__(self, labels: dict[str, str]) -> None:
+        self.labels = labels
+
+    def judge(self, claim: str, quote: str) -> Judgement:
+        return Judgement(self.labels.get(claim, "unrelated"), 0.9, self.name, self.version)  # type: ignore[arg-type]
+
+
+def test_the_tier_drops_a_claim_leaning_on_the_sentence_of_its_source_it_dropped() -> None:
+    """A leaning claim copied from the middle of a source is read with the kept claim citing
+    that source; when the tier drops that one, what it leans on is no longer in the answer."""
+    from quotebound.verdict import Policy
+
+    ws = WorkingSet(
+        [
+            Source("S1", "The LBDA promotes awareness of the disease in the United States."),
+            Source(
+                "S2",
+                "The Lewy Body Society works in the United Kingdom. These organizations help "
+                "families with LBD become advocates.",
+            ),
+        ]
+    )
+    texts = [
+        ("The LBDA promotes awareness of the disease in the United States.", "S1"),
+        ("The Lewy Body Society works in the United Kingdom.", "S2"),
+        ("These organizations help families with LBD become advocates.", "S2"),
+    ]
+    raw = answer(*((text, [(sid, text.rstrip("."))]) for text, sid in texts))
+    verified = verify(ws, raw, policy=Policy(strict=True))
+    assert [c.kept for c in verified.claims] == [True, True, True]
+    backend = ByClaim({texts[0][0]: "supported", texts[2][0]: "supported"})
+    out = check_entailment(verified, ws, backend)
+    assert [(c.kept, c.reason) for c in out.claims] == [
+        (True, None),
+        (False, "no_valid_citation"),
+        (False, "claim_fragment"),
+    ]
+    assert "in its source, which the answer does not give" in (out.claims[2].message or "")

@@ -182,6 +182,8 @@ def test_a_piece_of_a_sentence_is_no_claim(piece: str) -> None:
         "In 2010, it became the largest port in the region.",
         "Despite this, he has become a symbol of the underdog for many people.",
         "On the other hand, it can make exports less competitive.",
+        "In the 1990s, it grew quickly into the largest port.",
+        "During this period, she wrote three novels.",
     ],
 )
 def test_a_sentence_leaning_on_the_one_before_it_is_no_claim(leaning: str) -> None:
@@ -244,12 +246,32 @@ def test_a_pointer_to_text_that_is_not_there_is_no_claim(pointer: str) -> None:
         "As pressure increases, it can trigger nearby faults to jump.",
         "If a vessel detects another nearby vessel, it must determine the risk.",
         "Even if a tire does go flat, it is much easier to replace.",
+        "Since the museum reopened, it has drawn record crowds.",
+        "After the drug is absorbed, it is broken down in the liver.",
+        "In the handbook, it says that leave is paid.",
+        "In a 2010 interview, he said the plan was sound.",  # "a": it may introduce him
+        "At that time of the same year, it rained.",  # seven words: no short opening
+        # "it" that stands for nothing; a name after the clause; the policies' "he or she"
+        "On average, it takes 5 to 7 business days to process a claim.",
+        "It takes 5 to 7 business days to process a claim.",
+        "In 2015, it\u2019s estimated that 5 million people moved.",
+        "Though he was born in Ohio, Smith grew up in Texas.",
+        "If he or she is under 18, a parent must sign the form.",
     ],
 )
 def test_a_sentence_that_says_what_it_is_about_is_a_claim(alone: str) -> None:
     from quotebound.fragments import fragment
 
     assert fragment(alone) is None
+
+
+@pytest.mark.parametrize(
+    "odd", ['"\n, it was a good year for the plan."', "*\u3000, it was a day."]
+)
+def test_an_opening_of_nothing_but_marks_is_read_without_error(odd: str) -> None:
+    from quotebound.fragments import fragment
+
+    assert fragment(odd) is None or isinstance(fragment(odd), str)
 
 
 def test_a_source_of_headings_alone_keeps_its_quote_enum() -> None:
@@ -331,10 +353,16 @@ def test_a_leaning_claim_copied_from_the_middle_of_a_source_leans_on_that_source
     # verify's default reads it with the sentence before it in the answer: no drop, no note
     default = verify(ws, answer(other, leaning))
     assert [(c.kept, c.notes) for c in default.claims] == [(True, ()), (True, ())]
-    # a quote that opens its source (a chunk: what it leans on is in another) may lean on any
-    opening = WorkingSet([*ws, Source("S3", leaning[0])])
-    chunked = verify(opening, answer(other, (leaning[0], "S3")), policy=STRICT)
-    assert [c.kept for c in chunked.claims] == [True, True]
+    # a quote with no sentence before it in its source may lean on any kept claim: it opens its
+    # source (a chunk: what it leans on is in another), only a title stands before it, or it
+    # opens mid-sentence after an opening phrase
+    lean = leaning[0]
+    for n, text in enumerate(
+        (lean, f"Lewy Body Society\n\n{lean}", f"According to the 2014 review, t{lean[1:]}"), 3
+    ):
+        other_ws = WorkingSet([*ws, Source(f"S{n}", text)])
+        chunked = verify(other_ws, answer(other, (lean, f"S{n}")), policy=STRICT)
+        assert [c.kept for c in chunked.claims] == [True, True], text
 
 
 def test_a_leaning_claim_citing_the_wrong_source_is_told_it_leans_and_is_never_placed() -> None:

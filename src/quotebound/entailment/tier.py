@@ -84,7 +84,7 @@ def check_entailment(
             mine[i] |= {k: replace(judgement, detail=JOINT_DETAIL) for k in joinable}
     claims = tuple(_claim(i + 1, claim, mine[i]) for i, claim in enumerate(verdict.claims))
     if sentences:  # a claim that leaned on one the tier dropped says nothing alone now
-        claims = lean_on_kept(claims)
+        claims = lean_on_kept(claims, ws=ws)
     return replace(verdict, status=verdict_status(claims), claims=claims, tiers=tiers)
 
 
