@@ -1,6 +1,7 @@
 """Does the answer address the question? Cheap, deterministic checks on words, no model.
 
-The checks the pipeline runs after verification (they never make a claim valid or invalid):
+The checks the pipeline runs after verification (all but ``restates_question`` leave every
+claim kept or dropped as verification left it):
 
 - ``unaddressed``: the parts of the question that the kept claims leave out although the
   sources sent mention them. A question of several parts ("What is the hotel cap, and how soon
@@ -18,6 +19,10 @@ The checks the pipeline runs after verification (they never make a claim valid o
   the answer does not cite that counts the same thing with another number and says most of the
   claim's other words (a policy of 12 weeks and one of 16): sources that disagree must be
   reported both, with which applies when.
+- ``restates_question``: whether a claim only restates the question, every content word of it
+  the question's ("The British forces led the British forces in the Battle of Morval."): the
+  pipeline drops such a claim (``restates_question``, the one check here that does: it answers
+  nothing whatever it cites), and its repair turn asks for the answer.
 - ``states_no_fact``: whether a model's note on what is missing (the ``missing`` field of an
   abstention) states nothing but that the documents lack something: each of its content words
   is the question's or a word about documents ("the documents do not mention a pension plan"),
@@ -228,6 +233,27 @@ def states_no_fact(note: str, question: str) -> bool:
     if not words or words.isdisjoint(_DOCUMENT_WORDS):
         return False
     return words <= content_words(normalize(question)) | _ABOUT_DOCUMENTS
+
+
+# A question that asks for something: a question word among its words ("what", "in which year
+# ..."); one offering alternatives ("north or south?") or asking yes or no is answered by
+# words it has already.
+_ASKS = re.compile(r"\b(?:how|what|when|where|who|whom|whose|which|why)\b", re.IGNORECASE)
+_ALTERNATIVES = re.compile(r"\bor\b", re.IGNORECASE)
+
+
+def restates_question(question: str, claim: str) -> bool:
+    """Whether ``claim`` only restates ``question``: the question asks for something (a question
+    word, no alternatives: ``_ASKS``) and each content word of the claim, stemmed, is one of
+    the question's ("Who led the British forces in the Battle of Morval?": "The British forces
+    led the British forces in the Battle of Morval."; "What fruit takes the scientific name
+    Mangifera indica?": "The fruit takes the scientific name Mangifera indica."). Such a claim
+    answers nothing, whatever its quote says; one word more ("11 member states adopted ...",
+    "... off the coast of Africa") may be the answer, and passes."""
+    if _ASKS.search(question) is None or _ALTERNATIVES.search(question) is not None:
+        return False
+    said = {stem(word) for word in content_words(normalize(claim))}
+    return bool(said) and said <= {stem(word) for word in content_words(normalize(question))}
 
 
 def describe(items: Sequence[str]) -> str:

@@ -53,7 +53,9 @@ CitationReason = Literal[
     "not_entailed",
     "entailment_error",
 ]
-ClaimReason = Literal["no_citation", "unmarked_claim", "no_valid_citation", "claim_fragment"]
+ClaimReason = Literal[
+    "no_citation", "unmarked_claim", "no_valid_citation", "claim_fragment", "restates_question"
+]
 
 # code -> (stage, what it means)
 _CITATION: dict[CitationReason, tuple[Stage, str]] = {
@@ -114,6 +116,8 @@ CLAIM_REASONS: dict[ClaimReason, str] = {
     "claim_fragment": "the claim is not a statement a reader can take alone (a fragment such "
     'as "16 weeks", a question, a sentence opening with "This" that no claim before it '
     "explains, or the answer template's placeholder)",
+    "restates_question": "the claim only restates the question (every content word of it is "
+    "the question's): it answers nothing, whatever it cites (ask only)",
 }
 
 

@@ -1,16 +1,51 @@
 """What the repair turn tells the model beyond each claim's own failure, and what an answer
 still leaves out: the parts of the question the sources mention and no kept claim addresses,
-the sources that give other figures than a kept claim, and for a claim whose quotes did not
-carry it, the sentence of the sources nearest to it."""
+the sources that give other figures than a kept claim, for a claim whose quotes did not carry
+it, the sentence of the sources nearest to it, and a claim that only restates the question
+(dropped: it answers nothing)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .answer import Conflict
 from .cards import document_of
-from .coverage import disagreeing, mentioned_in, nearest_sentence, unaddressed
+from .coverage import (
+    disagreeing,
+    mentioned_in,
+    nearest_sentence,
+    restates_question,
+    unaddressed,
+)
+from .fragments import lean_on_kept
 from .packing import Pack
 from .reasons import NOT_CARRIED
-from .verdict import Verdict
+from .sources import WorkingSet
+from .text.display import shown
+from .verdict import Verdict, verdict_status
+
+
+def without_restatements(question: str, verdict: Verdict, ws: WorkingSet) -> Verdict:
+    """``verdict`` with each kept claim that only restates ``question``
+    (``coverage.restates_question``) dropped as ``restates_question``: verified or not, it
+    answers nothing, and the repair turn asks for the answer instead. A claim leaning on one
+    dropped so is dropped with it (``fragments.lean_on_kept``)."""
+    claims = tuple(
+        replace(
+            claim,
+            kept=False,
+            reason="restates_question",
+            message=f"claim {n} ({shown(claim.text)}) only restates the question: write what "
+            "the sources give as its answer, or abstain if they do not give it",
+        )
+        if claim.kept and restates_question(question, claim.text)
+        else claim
+        for n, claim in enumerate(verdict.claims, 1)
+    )
+    if all(a is b for a, b in zip(claims, verdict.claims, strict=True)):
+        return verdict
+    claims = lean_on_kept(claims, ws=ws)
+    return replace(verdict, status=verdict_status(claims), claims=claims)
 
 
 def unaddressed_parts(question: str, packed: Pack, verdict: Verdict) -> tuple[str, ...]:

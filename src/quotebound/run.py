@@ -25,7 +25,14 @@ from .packing import Pack, chunk_key
 from .providers.base import Completion, Provider, ProviderError, Request
 from .reanchor import ANCHOR_SHARE, quoted_sentences, reanchor
 from .reasons import AFTER_ENTAILMENT
-from .repair import conflict_failure, conflicts, gap_failures, nearest_hints, unaddressed_parts
+from .repair import (
+    conflict_failure,
+    conflicts,
+    gap_failures,
+    nearest_hints,
+    unaddressed_parts,
+    without_restatements,
+)
 from .sources import WorkingSet
 from .store import Store, TraceAttempt, TraceRecord, TraceSource
 from .text.normalize import scrub
@@ -171,7 +178,8 @@ class Run:
         """A model's output verified against ``ws``: the code checks, then re-anchoring and
         the support tier as the options ask. The writing rules are enforced
         (``Policy.strict``): what ``ask`` serves is whole sentences, and the repair turn names
-        a fragment to its model."""
+        a fragment to its model; a claim that only restates the question is dropped
+        (``repair.without_restatements``)."""
         opts, clock = self.opts, self.clock
         policy = replace(policy or opts.policy, strict=True)
         try:
@@ -193,7 +201,7 @@ class Run:
             if opts.source_sentences:  # what the tier still refuses: the quote's own sentence
                 verdict = quoted_sentences(verdict, ws, policy)
             clock.lap("entailment_ms", at)
-        return verdict
+        return without_restatements(self.question, verdict, ws)
 
     def served(self, final: Verdict | None, error: str | None) -> Answer:
         """The answer ``final`` serves: its kept claims with what they leave out and the

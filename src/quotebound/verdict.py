@@ -21,8 +21,9 @@ from .text.normalize import NORMALIZATION_VERSION, normalize
 # code placed (``reanchor``, ``Citation.anchored``, tier "anchor"); 5: quotes in parts
 # (``Citation.spans``: elisions and editorial brackets) and providers' own citations
 # (``Citation.native``); 6: writing notes on a claim (``Claim.notes``, ``Policy.strict``);
-# 7: a claim served in its source's own sentence (``Claim.restates``, tier "quoted")
-VERDICT_VERSION = 7
+# 7: a claim served in its source's own sentence (``Claim.restates``, tier "quoted"); 8: a claim
+# dropped for restating the question (``restates_question``: ``ask`` only)
+VERDICT_VERSION = 8
 DEFAULT_MIN_QUOTE_WORDS = 4
 DEFAULT_MAX_QUOTE_WORDS = 40
 _T = TypeVar("_T")

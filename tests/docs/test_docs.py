@@ -48,10 +48,26 @@ def _policy_of(code: str) -> Policy | None:
     return Policy(**json.loads(named[0])) if named else None
 
 
+def _question_of(code: str) -> str | None:
+    """The question a section's examples answer in ``ask`` (its ```text question block): the
+    reasons only ``ask`` gives, knowing the question (``restates_question``)."""
+    body = _sections(DOCS / "reasons.md")[code]
+    named = [b.strip() for _, tag, b in _BLOCK.findall(body) if tag == "question"]
+    return named[0] if named else None
+
+
 def _verdict(
-    ws: WorkingSet, output: str, backend: str | None, policy: Policy | None = None
+    ws: WorkingSet,
+    output: str,
+    backend: str | None,
+    policy: Policy | None = None,
+    question: str | None = None,
 ) -> dict[str, object]:
     verdict = verify(ws, output, policy=policy)
+    if question is not None:  # as ``ask`` reads its model's answer to the question
+        from quotebound.repair import without_restatements
+
+        verdict = without_restatements(question, verdict, ws)
     if backend is None:
         return verdict.to_dict()
     from quotebound.entailment import make_backend
@@ -83,7 +99,7 @@ def test_documented_example_produces_its_code(code: str) -> None:
     ws, examples = _reasons_doc()
     assert examples[code], f"docs/reasons.md has no output example for {code}"
     for output in examples[code]:
-        verdict = _verdict(ws, output, _backend_of(code), _policy_of(code))
+        verdict = _verdict(ws, output, _backend_of(code), _policy_of(code), _question_of(code))
         assert code in _codes(verdict), (code, verdict)
 
 

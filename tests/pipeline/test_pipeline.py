@@ -193,6 +193,33 @@ def test_repaired_after_naming_the_failure(store: Store) -> None:
     assert trace.counts["repaired"] == 1 and trace.counts["first_pass_valid_citations"] == 0
 
 
+def test_a_claim_that_only_restates_the_question_is_repaired_into_an_answer(
+    store: Store,
+) -> None:
+    """A verified claim whose every word is the question's answers nothing: it is dropped as
+    ``restates_question`` and the repair turn asks for the answer (a test that fails when the
+    restated claim is served)."""
+    question = "How many weeks of paid parental leave do employees get?"
+    restated = "Employees get weeks of paid parental leave."
+    answered = "Employees get 16 weeks of paid parental leave."
+    quote = "entitled to 16 weeks of paid parental leave"
+    provider = _scripted_for(
+        store,
+        [
+            lambda ids: answer_json((restated, ids[LEAVE], quote)),
+            lambda ids: answer_json((answered, ids[LEAVE], quote)),
+        ],
+    )
+    answer = ask(question, store, provider)
+    assert answer.status == "grounded" and answer.repaired
+    assert [c.text for c in answer.claims] == [answered]
+    repair_turn = provider.requests[1].messages[-1].content
+    assert "only restates the question" in repair_turn and restated in repair_turn
+    trace = store.get_trace(answer.trace_id)
+    first = trace.attempts[0].verdict or {}
+    assert [c["reason"] for c in first["claims"]] == ["restates_question"]
+
+
 def test_partially_dropped_after_repair(store: Store) -> None:
     bad = lambda ids: answer_json(  # noqa: E731
         (

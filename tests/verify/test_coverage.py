@@ -13,6 +13,7 @@ from quotebound.coverage import (
     nearest_sentence,
     question_names,
     question_parts,
+    restates_question,
     states_no_fact,
     unaddressed,
 )
@@ -271,3 +272,42 @@ def test_question_names_are_read_as_claim_names_are() -> None:
     assert question_names("Who was Sir John Kerr?") == ["John Kerr"]
     assert question_names("How many ships does the U.S. Navy have?") == ["U.S. Navy"]
     assert question_names("What did The Beatles release in 1965?") == ["Beatles"]
+
+
+@pytest.mark.parametrize(
+    ("question", "claim", "restates"),
+    [
+        (
+            "Who led the British forces in the Battle of Morval?",
+            "The British forces led the British forces in the Battle of Morval.",
+            True,
+        ),
+        (
+            "What fruit takes the scientific name Mangifera indica?",
+            "The fruit takes the scientific name Mangifera indica.",
+            True,
+        ),
+        ("What is the PerksPlus program?", "PerksPlus is a program.", True),
+        # one word more may be the answer
+        (
+            "How many member states adopted the Social Charter in 1989?",
+            "11 member states adopted the Social Charter in 1989.",
+            False,
+        ),
+        (
+            "What continent are the Canarian Islands off the coast of?",
+            "The Canarian Islands are off the coast of Africa.",
+            False,
+        ),
+        # a question offering alternatives, or asking yes or no, is answered by its own words
+        (
+            "Is Wellington in the North or South Island?",
+            "Wellington is in the North Island.",
+            False,
+        ),
+        ("Do employees get paid parental leave?", "Employees get paid parental leave.", False),
+        ("What did they say?", "", False),
+    ],
+)
+def test_a_claim_that_only_restates_the_question(question: str, claim: str, restates: bool) -> None:
+    assert restates_question(question, claim) is restates
