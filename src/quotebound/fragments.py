@@ -38,7 +38,10 @@ def refused(n: int, text: str, claim: Claim, why: str) -> Claim:
 
 
 def lean_on_kept(
-    claims: tuple[Claim, ...], strict: bool = True, ws: WorkingSet | None = None
+    claims: tuple[Claim, ...],
+    strict: bool = True,
+    ws: WorkingSet | None = None,
+    question: str | None = None,
 ) -> tuple[Claim, ...]:
     """``claims`` with each kept one that leans on the sentence before it (``_leans_back``: it
     opens with "This", "These", "In addition", "It", ...) dropped as ``claim_fragment`` unless
@@ -54,7 +57,8 @@ def lean_on_kept(
     cites, leans on a sentence the answer does not give ("These organizations ... help
     families" copied from the middle of one passage, after a claim citing another passage),
     and is dropped too. A quote that opens its source (a chunk: what comes before it is in
-    another) may lean on any kept claim before it.
+    another) may lean on any kept claim before it. With ``question`` (``ask``, strict), a claim
+    with "they" as its subject leans too unless the question says "they" (``leans_unasked``).
 
     Not ``strict`` (``Policy.strict`` off): a leaning claim is read with the sentence before
     it in the answer, whatever became of that one, and only the answer's first claim, which has
@@ -73,7 +77,7 @@ def lean_on_kept(
         if (
             claim.reason != "claim_fragment"
             and (not after_kept or (ws is not None and claim.kept))
-            and _leans_back(claim.text.strip())
+            and _leaning(claim.text.strip(), question)
         ):
             if not after_kept:
                 claim = refused(n, claim.text, claim, LEANS_BACK)  # (its citations named too)
@@ -84,6 +88,10 @@ def lean_on_kept(
             cited.update(c.source for c in claim.citations if c.valid and c.source)
         out.append(claim)
     return tuple(out)
+
+
+def _leaning(stripped: str, question: str | None) -> bool:
+    return _leans_back(stripped) or (question is not None and leans_unasked(stripped, question))
 
 
 LEANS_ELSEWHERE = (
@@ -311,7 +319,8 @@ def _has_gap(stripped: str) -> bool:
 # Followed by a capitalised word or "'70s" they start a title ("This Is Us was created by
 # ...", "That '70s Show aired ..."). A plural personal pronoun is left alone: in an answer it
 # mostly stands for what the question named ("They shoot Guy's Grocery Games inside Field's
-# Market ..." for "where do they shoot Guy's Grocery Games"); "It" is not (``_IT``). Read
+# Market ..." for "where do they shoot Guy's Grocery Games"; where the question is known,
+# ``leans_unasked`` reads it); "It" is not (``_IT``). Read
 # after any opening quotes, brackets and bullets; matched as written, capitalised.
 _LEADING = "\"'\u201c\u2018\u201e\u2039\u00ab([*_> \t\u00a0\u2022\u00b7\u25aa\u25e6\u2023\u2219"
 # A list item's mark at the start of a claim copied from a list: "• ", "- ", "3. ", "(b) " (the
@@ -353,16 +362,23 @@ _OPENING_WORDS = frozenset(
 )
 
 
+def _opening(stripped: str) -> str:
+    """``stripped`` from its first word: opening quotation marks, brackets, bullets and a list
+    mark ("3. ", "(b) ") read through."""
+    opening = stripped.lstrip(_LEADING)
+    mark = LIST_MARK.match(opening)
+    if mark:
+        opening = opening[mark.end() :].lstrip(_LEADING)
+    return opening
+
+
 def _leans_back(stripped: str) -> bool:
     """Whether ``stripped`` opens (after quotation marks, brackets and a list mark) with a
     word standing for something said before it: a demonstrative ("This", "That", "These",
     "Those", then anything but a capitalised word or "'70s": those start a title), a
     connective ("In addition", "Also", "However", ...: ``_CONNECTIVE``) or "It", "He" or "She"
     as a subject (``_IT``: "She was the first ever winner of this title ...")."""
-    opening = stripped.lstrip(_LEADING)
-    mark = LIST_MARK.match(opening)
-    if mark:
-        opening = opening[mark.end() :].lstrip(_LEADING)
+    opening = _opening(stripped)
     first = opening[:14].split(" ", 1)[0].rstrip(",")
     if first in _OPENING_WORDS and (
         _CONNECTIVE.match(opening) is not None or _IT.match(opening) is not None
@@ -393,10 +409,11 @@ _SUBORDINATORS = frozenset(
     "Though Although While Whilst When Whenever After Before Because Since Once Until Unless "
     "As If".split()
 )
-_PREPOSITIONS = frozenset("In On At By During Despite Following Besides Throughout".split())
+_PREPOSITIONS = frozenset("In On At By For During Despite Following Besides Throughout".split())
 _DISCOURSE = frozenset(
     "this that these those the other hand contrast fact particular turn same year years early "
-    "late mid of time period point stage moment century decade era".split()
+    "late mid of time period point stage moment century centuries decade decades era months "
+    "weeks days".split()
 )
 _MONTHS = frozenset(
     "January February March April May June July August September October November December "
@@ -406,25 +423,27 @@ _PRONOUNS = ("it ", "he ", "she ", "it's ", "it\u2019s ")
 _OPENING_WORDS_MAX = 6  # the words an opening phrase before the comma may have
 
 
-def _pronoun_after_opening(opening: str, first: str) -> bool:
+def _pronoun_after_opening(opening: str, first: str, plural: bool = False) -> bool:
     """Whether ``opening`` (its first word ``first``) sets out with a subordinator and "he" or
     "she", or with a phrase of time or discourse ("In 2010", "As of March 2015", "Despite
-    this") and then "it", "he" or "she" as its subject (``_IT``)."""
+    this") and then "it", "he" or "she" as its subject (``_IT``); ``plural``: "they" in their
+    place ("For centuries, they could be owned ...": ``leans_unasked``)."""
+    pronouns, subjects = (("they ",), ("they ",)) if plural else (_PRONOUNS, ("he ", "she "))
     if first in _SUBORDINATORS:
         after = len(first) + 1
-        if opening.startswith(("he ", "she "), after) and not opening.startswith(
-            ("he or ", "she or "), after
+        if opening.startswith(subjects, after) and not opening.startswith(
+            ("he or ", "she or ", "they or "), after
         ):
             comma = opening.find(", ")
             named = comma > 0 and opening[comma + 2 : comma + 3].isupper()
             rest = opening[after:]
-            return not named and _IT.match(rest[0].upper() + rest[1:]) is not None
+            return not named and _subject(rest[0].upper() + rest[1:])
         if first != "As":
             return False
     elif first not in _PREPOSITIONS:
         return False
     comma = opening.find(", ", 0, 60)
-    if comma <= 0 or not opening.startswith(_PRONOUNS, comma + 2):
+    if comma <= 0 or not opening.startswith(pronouns, comma + 2):
         return False
     fronted = opening[:comma].split()
     if fronted[:2] == ["As", "of"]:  # (a preposition of two words)
@@ -440,7 +459,39 @@ def _pronoun_after_opening(opening: str, first: str) -> bool:
         ):
             return False
     rest = opening[comma + 2 :]
-    return _IT.match(rest[0].upper() + rest[1:]) is not None
+    return _subject(rest[0].upper() + rest[1:])
+
+
+# "They" as a subject: then a word in lower case ("They lost Dyrrachium ..."), not a title ("They
+# Might Be Giants ...").
+_THEY = re.compile(r"They(?:['\u2019](?:re|ve|d|ll))?\s+(?=[a-z])")
+
+
+def _subject(opening: str) -> bool:
+    """Whether ``opening`` sets out with "It", "He" or "She" (``_IT``) or "They" (``_THEY``)
+    as a subject."""
+    return (_THEY if opening.startswith("They") else _IT).match(opening) is not None
+
+
+# A question that says "they" itself ("where do they shoot Guy's Grocery Games"): a claim's
+# "they" may be the question's.
+_ASKS_OF_THEM = re.compile(r"\b(?:they|them|their|theirs)\b", re.IGNORECASE)
+
+
+def leans_unasked(text: str, question: str) -> bool:
+    """Whether ``text`` has "they" as its subject, at its start ("They lost Dyrrachium ... in
+    1085") or after an opening phrase as ``_leans_back`` reads "it" ("For centuries, they could
+    be owned ..."), for a ``question`` that does not say "they" itself: it then stands for what
+    the sentence before it named, not for what the question asked about. ``fragment`` leaves a
+    plural pronoun alone (the question is not known there); ``ask``, which knows it, reads it
+    so (``lean_on_kept``'s ``question``), and so does its fallback."""
+    if "hey" not in text[:80] or _ASKS_OF_THEM.search(question) is not None:
+        return False
+    opening = _opening(text.strip())
+    first = opening[:14].split(" ", 1)[0].rstrip(",")
+    if first.startswith("They"):
+        return _subject(opening)
+    return _pronoun_after_opening(opening, first, plural=True)
 
 
 _HEADING = "a heading, not a statement"

@@ -25,11 +25,16 @@ from .text.display import shown
 from .verdict import Verdict, verdict_status
 
 
-def without_restatements(question: str, verdict: Verdict, ws: WorkingSet) -> Verdict:
-    """``verdict`` with each kept claim that only restates ``question``
-    (``coverage.restates_question``) dropped as ``restates_question``: verified or not, it
-    answers nothing, and the repair turn asks for the answer instead. A claim leaning on one
-    dropped so is dropped with it (``fragments.lean_on_kept``)."""
+def read_with_question(
+    question: str, verdict: Verdict, ws: WorkingSet, sentences: bool = True
+) -> Verdict:
+    """``verdict`` read as an answer to ``question`` (``ask`` knows it; ``verify`` does not):
+    each kept claim that only restates it (``coverage.restates_question``) dropped as
+    ``restates_question`` (verified or not, it answers nothing, and the repair turn asks for the
+    answer instead), then the claims leaning on what came before read with the question too
+    (``fragments.lean_on_kept``: "They lost Dyrrachium ..." leans unless the question says
+    "they"), a claim leaning on one dropped here dropped with it (``sentences``: the policy's
+    writing rules; off, no claim is read as leaning)."""
     claims = tuple(
         replace(
             claim,
@@ -42,9 +47,10 @@ def without_restatements(question: str, verdict: Verdict, ws: WorkingSet) -> Ver
         else claim
         for n, claim in enumerate(verdict.claims, 1)
     )
+    if sentences:
+        claims = lean_on_kept(claims, ws=ws, question=question)
     if all(a is b for a, b in zip(claims, verdict.claims, strict=True)):
         return verdict
-    claims = lean_on_kept(claims, ws=ws)
     return replace(verdict, status=verdict_status(claims), claims=claims)
 
 

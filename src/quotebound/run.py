@@ -30,8 +30,8 @@ from .repair import (
     conflicts,
     gap_failures,
     nearest_hints,
+    read_with_question,
     unaddressed_parts,
-    without_restatements,
 )
 from .sources import WorkingSet
 from .store import Store, TraceAttempt, TraceRecord, TraceSource
@@ -179,7 +179,7 @@ class Run:
         the support tier as the options ask. The writing rules are enforced
         (``Policy.strict``): what ``ask`` serves is whole sentences, and the repair turn names
         a fragment to its model; a claim that only restates the question is dropped
-        (``repair.without_restatements``)."""
+        (``repair.read_with_question``)."""
         opts, clock = self.opts, self.clock
         policy = replace(policy or opts.policy, strict=True)
         try:
@@ -201,7 +201,7 @@ class Run:
             if opts.source_sentences:  # what the tier still refuses: the quote's own sentence
                 verdict = quoted_sentences(verdict, ws, policy)
             clock.lap("entailment_ms", at)
-        return without_restatements(self.question, verdict, ws)
+        return read_with_question(self.question, verdict, ws, policy.sentences)
 
     def served(self, final: Verdict | None, error: str | None) -> Answer:
         """The answer ``final`` serves: its kept claims with what they leave out and the

@@ -65,9 +65,9 @@ def _verdict(
 ) -> dict[str, object]:
     verdict = verify(ws, output, policy=policy)
     if question is not None:  # as ``ask`` reads its model's answer to the question
-        from quotebound.repair import without_restatements
+        from quotebound.repair import read_with_question
 
-        verdict = without_restatements(question, verdict, ws)
+        verdict = read_with_question(question, verdict, ws)
     if backend is None:
         return verdict.to_dict()
     from quotebound.entailment import make_backend

@@ -220,6 +220,32 @@ def test_a_claim_that_only_restates_the_question_is_repaired_into_an_answer(
     assert [c["reason"] for c in first["claims"]] == ["restates_question"]
 
 
+def test_they_for_what_the_source_named_before_is_repaired_unless_the_question_says_it(
+    store: Store,
+) -> None:
+    """A claim opening with "They" stands for what was named before it, unless the question
+    says "they" itself: ``ask`` refuses it as leaning and the repair turn names it."""
+    leaning = "They get 16 weeks of paid parental leave."
+    whole = "Employees get 16 weeks of paid parental leave."
+    quote = "entitled to 16 weeks of paid parental leave"
+    for question, first_served in (
+        ("How many weeks of paid parental leave are granted?", False),
+        ("How many weeks of paid parental leave do they get?", True),
+    ):
+        provider = _scripted_for(
+            store,
+            [
+                lambda ids: answer_json((leaning, ids[LEAVE], quote)),
+                lambda ids: answer_json((whole, ids[LEAVE], quote)),
+            ],
+        )
+        answer = ask(question, store, provider)
+        assert [c.text for c in answer.claims] == [leaning if first_served else whole]
+        assert answer.repaired is not first_served
+        if not first_served:
+            assert "leans on the one before it" in provider.requests[1].messages[-1].content
+
+
 def test_partially_dropped_after_repair(store: Store) -> None:
     bad = lambda ids: answer_json(  # noqa: E731
         (

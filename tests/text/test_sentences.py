@@ -462,3 +462,47 @@ def test_an_answers_layout_tells_structure_from_statements() -> None:
     assert list(shape.scope(1)) == [2, 3, 4, 5, 6]  # "## Chips" runs to "## Phones"
     assert list(shape.scope(3)) == [4, 5, 6]
     assert shape.block_at(text.index("Yields")) == shape.units[4].block
+
+
+@pytest.mark.parametrize(
+    ("text", "question", "leans"),
+    [
+        ("They lost Dyrrachium and Valona in 1085.", "When did Dyrrachium fall?", True),
+        ("For centuries, they could be owned only by the palace.", "What breed was sacred?", True),
+        ("\u2022 They're covered after 90 days.", "Which plans cover dental care?", True),
+        # the question says "they": the claim's may be the question's
+        ("They shoot Guy's Grocery Games inside Field's Market.", "where do they shoot it", False),
+        # a title, a name that starts like it, "they" not the subject, a phrase that may name
+        ("They Might Be Giants released Flood in 1990.", "When was Flood released?", False),
+        ("Theydon Bois is a village in Essex.", "Where is Theydon Bois?", False),
+        ("Employees say they like the plan.", "What do employees think?", False),
+        ("For employees, they offer dental care.", "What do they offer?", False),
+        ("For employees, they offer dental care.", "What is offered?", False),
+    ],
+)
+def test_they_leans_on_what_came_before_unless_the_question_says_it(
+    text: str, question: str, leans: bool
+) -> None:
+    from quotebound.fragments import fragment, leans_unasked
+
+    assert leans_unasked(text, question) is leans
+    assert fragment(text) is None  # without the question, a plural pronoun is left alone
+
+
+def test_the_fallback_never_copies_a_sentence_whose_they_the_question_did_not_ask() -> None:
+    from quotebound.providers.extractive import ExtractiveProvider
+
+    ws = WorkingSet(
+        [
+            Source(
+                "S1",
+                "The Normans took Dyrrachium in 1081 after a long siege. They lost Dyrrachium "
+                "and Valona in 1085 after the death of Robert.",
+            )
+        ]
+    )
+    asked = ExtractiveProvider(max_claims=3, min_coverage=0.1)
+    chosen = [s.text for s in asked.select("When did the Normans lose Dyrrachium?", ws)]
+    assert chosen and not any(text.startswith("They") for text in chosen)
+    said = [s.text for s in asked.select("When did they lose Dyrrachium and Valona?", ws)]
+    assert any(text.startswith("They lost") for text in said)

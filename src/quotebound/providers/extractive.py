@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..fragments import fragment
+from ..fragments import fragment, leans_unasked
 from ..sources import WorkingSet
 from ..text import STOPWORDS, quote_words, sentence_spans
 from ..verdict import DEFAULT_POLICY, Policy
@@ -115,7 +115,7 @@ class ExtractiveProvider(Provider):
         """The best sentences in the sources' order, or none when coverage (or, ranked, every
         sentence's score) is too low; only sentences whose length ``policy`` accepts as a quote
         are offered."""
-        sentences = _sentences(ws, policy)
+        sentences = _sentences(ws, policy, question)
         wanted = _terms(question)
         if not sentences or not wanted:
             return []
@@ -179,14 +179,17 @@ def _idf(sentences: list[_Sentence], wanted: set[str]) -> dict[str, float]:
     return {t: math.log(1 + len(sentences) / (1 + df[t])) for t in wanted}
 
 
-def _sentences(ws: WorkingSet, policy: Policy) -> list[_Sentence]:
+def _sentences(ws: WorkingSet, policy: Policy, question: str) -> list[_Sentence]:
     out: list[_Sentence] = []
     for src in ws:
         for start, end in sentence_spans(src.text):
             text = src.text[start:end]
             fits = policy.min_quote_words <= quote_words(text) <= policy.max_quote_words
-            # a sentence that would be dropped as a claim (a heading, a question) is no answer
-            claim = not policy.sentences or fragment(text) is None
+            # a sentence that would be dropped as a claim (a heading, a question, "they" for
+            # what its source named before) is no answer
+            claim = not policy.sentences or (
+                fragment(text) is None and not leans_unasked(text, question)
+            )
             if fits and claim:
                 out.append(_Sentence(src.id, text, frozenset(_terms(text)), len(out)))
     return out
