@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .coverage import nearest_sentences
-from .fragments import fragment
+from .fragments import fragment, leans_unasked
 from .parsing import ParsedCitation, ParsedClaim
 from .reasons import REANCHORABLE
 from .sources import WorkingSet
@@ -76,13 +76,16 @@ def reanchor(
     return _with_claims(verdict, claims, "anchor") if changed else verdict
 
 
-def quoted_sentences(verdict: Verdict, ws: WorkingSet, policy: Policy = DEFAULT_POLICY) -> Verdict:
+def quoted_sentences(
+    verdict: Verdict, ws: WorkingSet, policy: Policy = DEFAULT_POLICY, question: str | None = None
+) -> Verdict:
     """``verdict`` with each claim dropped by the support tier alone (a citation of it passed
     every code check, its quote verbatim and sharing the claim's words, and the tier found the
     quote does not say the claim: ``not_entailed``) served as the cited source's own sentence
     that holds that quote: the source's words, quoted whole (seed 003's quote-then-answer), a
     claim that says exactly what its evidence says. The model's claim is kept beside it
-    (``Claim.restates``). Only where that sentence is itself a claim (``fragment`` passes it),
+    (``Claim.restates``). Only where that sentence is itself a claim (``fragment`` passes it,
+    and, with ``question``, its "they" is not what its source named before: ``leans_unasked``),
     within the quote bounds, and passes every code check as a quote of itself; the pipeline's
     answer check then decides whether it answers the question. Abstaining is left to evidence
     that the sources do not answer, not to a paraphrase the tier could not follow."""
@@ -96,6 +99,8 @@ def quoted_sentences(verdict: Verdict, ws: WorkingSet, policy: Policy = DEFAULT_
             sid = cited.source or ""
             sentence = _sentence_at(ws, sid, cited.span or (0, 0))
             if sentence is None or fragment(sentence) is not None:
+                continue
+            if question is not None and leans_unasked(sentence, question):
                 continue
             quote = ParsedCitation(sid, sid, sentence, needs_quote=True)
             checked = check_claim(ws, i + 1, ParsedClaim(sentence, [quote]), policy)

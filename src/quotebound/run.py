@@ -199,7 +199,7 @@ class Run:
                 if placed is not verdict:
                     verdict = check_entailment(placed, ws, opts.entailment, sentences=sentences)
             if opts.source_sentences:  # what the tier still refuses: the quote's own sentence
-                verdict = quoted_sentences(verdict, ws, policy)
+                verdict = quoted_sentences(verdict, ws, policy, self.question)
             clock.lap("entailment_ms", at)
         return read_with_question(self.question, verdict, ws, policy.sentences)
 

@@ -643,6 +643,18 @@ def test_a_source_sentence_that_is_a_fragment_is_never_served_in_a_claims_place(
     judged = check_entailment(verify(ws, raw), ws, HeuristicBackend())
     assert [c.reason for c in judged.claims[0].citations] == ["not_entailed"]
     assert quoted_sentences(judged, ws) is judged  # "It ...": leans on what is not there
+    # "They ...": it leans unless the question says "they" (only ``ask`` knows the question)
+    they = WorkingSet(
+        [Source("S1", "They top up statutory parental allowance to full salary for 14 weeks.")]
+    )
+    raw = raw.replace("tops up", "top up")
+    judged = check_entailment(verify(they, raw), they, HeuristicBackend())
+    assert [c.reason for c in judged.claims[0].citations] == ["not_entailed"]
+    unasked = "How long is parental allowance topped up to full salary?"
+    assert quoted_sentences(judged, they, question=unasked) is judged
+    asked = "How long do they top up parental allowance to full salary?"
+    served = quoted_sentences(judged, they, question=asked)
+    assert served.claims[0].kept and served.claims[0].text.startswith("They top up")
 
 
 # -- the answer check: verified quotes on the topic that do not answer the question -----------
