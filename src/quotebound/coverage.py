@@ -235,22 +235,52 @@ def states_no_fact(note: str, question: str) -> bool:
     return words <= content_words(normalize(question)) | _ABOUT_DOCUMENTS
 
 
-# A question that asks for something: a question word among its words ("what", "in which year
-# ..."); one offering alternatives ("north or south?") or asking yes or no is answered by
-# words it has already.
-_ASKS = re.compile(r"\b(?:how|what|when|where|who|whom|whose|which|why)\b", re.IGNORECASE)
-_ALTERNATIVES = re.compile(r"\bor\b", re.IGNORECASE)
+# A question that asks for something: each of its parts (``question_parts``) opens with a
+# question word, after a preposition at most ("What ...", "In which year ..."). A part opening
+# otherwise ("Are employees who have children entitled ...?": yes or no) or one offering
+# alternatives ("north or south?", "Standard vs Plus", "between A and B", "which of", "either",
+# a candidate after a comma: "Where was Obama born, Hawaii?") is answered by words it has.
+_ASKS = re.compile(
+    r"^\W*(?:(?:in|on|at|for|from|by|to|of|with|during|since|under|after|before)\s+)?"
+    r"(?:how|what|when|where|who|whom|whose|which|why)\b",
+    re.IGNORECASE,
+)
+_ALTERNATIVES = re.compile(
+    r"\b(?:or|vs|versus|between|either|which of)\b|,\s*[^,?]+\?\s*$", re.IGNORECASE
+)
+
+
+def asks_for_something(question: str) -> bool:
+    """Whether every part of ``question`` opens with a question word and none offers
+    alternatives (``_ASKS``, ``_ALTERNATIVES``): what it asks for is words it lacks."""
+    parts = question_parts(question)
+    return (
+        bool(parts)
+        and all(_ASKS.match(part) is not None for part in parts)
+        and _ALTERNATIVES.search(question) is None
+    )
+
+
+_OPENS_A_QUESTION = re.compile(
+    rf"^\W*(?:(?:in|on|at|for|from|by|to|of|with)\s+)?(?:{_QUESTION_WORDS})\b", re.IGNORECASE
+)
+
+
+def reads_as_question(text: str) -> bool:
+    """Whether ``text`` is a question: it ends with "?" or opens with a question word or an
+    auxiliary ("where do they shoot ..."), not a placeholder or an instruction."""
+    return text.rstrip().endswith(("?", "\uff1f")) or _OPENS_A_QUESTION.match(text) is not None
 
 
 def restates_question(question: str, claim: str) -> bool:
-    """Whether ``claim`` only restates ``question``: the question asks for something (a question
-    word, no alternatives: ``_ASKS``) and each content word of the claim, stemmed, is one of
-    the question's ("Who led the British forces in the Battle of Morval?": "The British forces
-    led the British forces in the Battle of Morval."; "What fruit takes the scientific name
+    """Whether ``claim`` only restates ``question``: the question asks for something
+    (``asks_for_something``) and each content word of the claim, stemmed, is one of the
+    question's ("Who led the British forces in the Battle of Morval?": "The British forces led
+    the British forces in the Battle of Morval."; "What fruit takes the scientific name
     Mangifera indica?": "The fruit takes the scientific name Mangifera indica."). Such a claim
     answers nothing, whatever its quote says; one word more ("11 member states adopted ...",
     "... off the coast of Africa") may be the answer, and passes."""
-    if _ASKS.search(question) is None or _ALTERNATIVES.search(question) is not None:
+    if not asks_for_something(question):
         return False
     said = {stem(word) for word in content_words(normalize(claim))}
     return bool(said) and said <= {stem(word) for word in content_words(normalize(question))}

@@ -75,12 +75,13 @@ def lean_on_kept(
     for n, claim in enumerate(claims, 1):
         # (not a fragment already: ``fragment``'s other rules passed, only the leaning is left)
         if (
-            claim.reason != "claim_fragment"
+            claim.reason not in ("claim_fragment", "restates_question")
             and (not after_kept or (ws is not None and claim.kept))
             and _leaning(claim.text.strip(), question)
         ):
-            if not after_kept:
-                claim = refused(n, claim.text, claim, LEANS_BACK)  # (its citations named too)
+            if not after_kept:  # (its citations named too)
+                why = LEANS_BACK if _leans_back(claim.text.strip()) else LEANS_UNASKED
+                claim = refused(n, claim.text, claim, why)
             elif ws is not None and _leans_elsewhere(claim, ws, cited):
                 claim = refused(n, claim.text, claim, LEANS_ELSEWHERE)
         if claim.kept:
@@ -88,6 +89,12 @@ def lean_on_kept(
             cited.update(c.source for c in claim.citations if c.valid and c.source)
         out.append(claim)
     return tuple(out)
+
+
+LEANS_UNASKED = (
+    'a sentence that opens with "they", which the question does not say (it stands for what '
+    "was named before it)"
+)
 
 
 def _leaning(stripped: str, question: str | None) -> bool:
@@ -420,6 +427,7 @@ _MONTHS = frozenset(
     "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec".split()
 )
 _PRONOUNS = ("it ", "he ", "she ", "it's ", "it\u2019s ")
+_MAIN_PRONOUNS = (*_PRONOUNS, "they ", "his ", "her ", "its ", "their ")
 _OPENING_WORDS_MAX = 6  # the words an opening phrase before the comma may have
 
 
@@ -434,8 +442,11 @@ def _pronoun_after_opening(opening: str, first: str, plural: bool = False) -> bo
         if opening.startswith(subjects, after) and not opening.startswith(
             ("he or ", "she or ", "they or "), after
         ):
+            # the clause after it names what the pronoun stands for ("Though he was born in
+            # Ohio, Smith grew up ...", "When they retire, employees keep ..."), unless it opens
+            # with a pronoun too ("..., he in fact lived and worked in Haarlem")
             comma = opening.find(", ")
-            named = comma > 0 and opening[comma + 2 : comma + 3].isupper()
+            named = comma > 0 and not opening.startswith(_MAIN_PRONOUNS, comma + 2)
             rest = opening[after:]
             return not named and _subject(rest[0].upper() + rest[1:])
         if first != "As":

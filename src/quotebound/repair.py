@@ -14,6 +14,7 @@ from .coverage import (
     disagreeing,
     mentioned_in,
     nearest_sentence,
+    reads_as_question,
     restates_question,
     unaddressed,
 )
@@ -47,8 +48,9 @@ def read_with_question(
         else claim
         for n, claim in enumerate(verdict.claims, 1)
     )
-    if sentences:
-        claims = lean_on_kept(claims, ws=ws, question=question)
+    if sentences:  # (a text that is no question, a placeholder's, asks of no "they")
+        asked = question if reads_as_question(question) else None
+        claims = lean_on_kept(claims, ws=ws, question=asked)
     if all(a is b for a, b in zip(claims, verdict.claims, strict=True)):
         return verdict
     return replace(verdict, status=verdict_status(claims), claims=claims)

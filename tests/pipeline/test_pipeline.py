@@ -243,7 +243,16 @@ def test_they_for_what_the_source_named_before_is_repaired_unless_the_question_s
         assert [c.text for c in answer.claims] == [leaning if first_served else whole]
         assert answer.repaired is not first_served
         if not first_served:
-            assert "leans on the one before it" in provider.requests[1].messages[-1].content
+            assert 'opens with "they"' in provider.requests[1].messages[-1].content
+    # an answer checked against a text that is no question (a placeholder) reads no "they"
+    from quotebound import Source, WorkingSet
+    from quotebound.pipeline import check_answer
+
+    ws = WorkingSet([Source("S1", LEAVE)])
+    checked = check_answer(
+        "(an assistant's answer, verified over MCP)", ws, answer_json((leaning, "S1", quote))
+    )
+    assert [c.text for c in checked.claims] == [leaning]
 
 
 def test_partially_dropped_after_repair(store: Store) -> None:
@@ -1157,3 +1166,20 @@ def test_the_chunks_of_the_document_a_question_names_come_first(plans: Store) ->
         assert hits[0].text == STANDARD_COPAY
     off = ask(question, plans, ScriptedProvider([answer_json()]), AskOptions(named_first=False))
     assert "named_documents" not in off.counts
+
+
+def test_a_claim_that_restates_the_question_keeps_that_reason_when_it_also_leans() -> None:
+    """The repair turn asks for the answer, not for a whole sentence: the leaning rule does
+    not rewrite a claim already dropped for restating the question."""
+    from quotebound import Source, WorkingSet, verify
+    from quotebound.repair import read_with_question
+    from quotebound.verdict import Policy
+
+    ws = WorkingSet([Source("S1", "They get 16 weeks of paid parental leave in Germany.")])
+    raw = answer_json(("They get paid parental leave in Germany.", "S1", "They get 16 weeks"))
+    verdict = verify(ws, raw, policy=Policy(strict=True))
+    question = "What paid parental leave do employees get in Germany?"
+    assert [c.kept for c in verdict.claims] == [True]
+    read = read_with_question(question, verdict, ws)
+    assert [(c.kept, c.reason) for c in read.claims] == [(False, "restates_question")]
+    assert "only restates the question" in (read.claims[0].message or "")

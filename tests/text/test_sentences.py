@@ -478,6 +478,10 @@ def test_an_answers_layout_tells_structure_from_statements() -> None:
         ("Employees say they like the plan.", "What do employees think?", False),
         ("For employees, they offer dental care.", "What do they offer?", False),
         ("For employees, they offer dental care.", "What is offered?", False),
+        # the clause after the opening names them
+        ("When they retire, employees keep their pension.", "What about pensions?", False),
+        ("After they signed with EMI, the Beatles toured.", "When was the tour?", False),
+        ("When they retired, they kept their pension.", "What about pensions?", True),
     ],
 )
 def test_they_leans_on_what_came_before_unless_the_question_says_it(

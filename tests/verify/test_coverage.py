@@ -307,7 +307,35 @@ def test_question_names_are_read_as_claim_names_are() -> None:
         ),
         ("Do employees get paid parental leave?", "Employees get paid parental leave.", False),
         ("What did they say?", "", False),
+        # a question word in a relative clause, or in a second part, does not ask
+        (
+            "Are employees who have children entitled to paid parental leave?",
+            "Employees are entitled to paid parental leave.",
+            False,
+        ),
+        (
+            "Are employees entitled to paid parental leave, and when does it start?",
+            "Employees are entitled to paid parental leave.",
+            False,
+        ),
+        ("In which year did the leave start?", "The leave did start.", True),
+        ("who led the british forces at morval", "The British forces led at Morval.", True),
+        # choices offered otherwise than with "or"
+        ("Which plan is cheaper, Standard vs Plus?", "Standard is cheaper.", False),
+        ("Which plan is cheaper between Standard and Plus?", "Standard is cheaper.", False),
+        ("Which of vision and dental is covered?", "Vision is covered.", False),
+        ("Where was Obama born, Hawaii?", "Obama was born in Hawaii.", False),
     ],
 )
 def test_a_claim_that_only_restates_the_question(question: str, claim: str, restates: bool) -> None:
     assert restates_question(question, claim) is restates
+
+
+def test_a_question_is_told_from_a_placeholder_or_an_instruction() -> None:
+    from quotebound.coverage import reads_as_question
+
+    assert reads_as_question("where do they shoot guy's grocery games")
+    assert reads_as_question("Leave in Germany?")
+    assert not reads_as_question("(an assistant's answer, verified over MCP)")
+    assert not reads_as_question("Tell me about parental leave.")
+    assert not reads_as_question("")

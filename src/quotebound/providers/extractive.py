@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ..coverage import restates_question
 from ..fragments import fragment, leans_unasked
 from ..sources import WorkingSet
 from ..text import STOPWORDS, quote_words, sentence_spans
@@ -186,9 +187,11 @@ def _sentences(ws: WorkingSet, policy: Policy, question: str) -> list[_Sentence]
             text = src.text[start:end]
             fits = policy.min_quote_words <= quote_words(text) <= policy.max_quote_words
             # a sentence that would be dropped as a claim (a heading, a question, "they" for
-            # what its source named before) is no answer
+            # what its source named before, the question's own words) is no answer
             claim = not policy.sentences or (
-                fragment(text) is None and not leans_unasked(text, question)
+                fragment(text) is None
+                and not leans_unasked(text, question)
+                and not restates_question(question, text)
             )
             if fits and claim:
                 out.append(_Sentence(src.id, text, frozenset(_terms(text)), len(out)))
