@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from .text.names import claim_names
 from .text.normalize import normalize
@@ -272,18 +272,33 @@ def reads_as_question(text: str) -> bool:
     return text.rstrip().endswith(("?", "\uff1f")) or _OPENS_A_QUESTION.match(text) is not None
 
 
-def restates_question(question: str, claim: str) -> bool:
-    """Whether ``claim`` only restates ``question``: the question asks for something
-    (``asks_for_something``) and each content word of the claim, stemmed, is one of the
-    question's ("Who led the British forces in the Battle of Morval?": "The British forces led
-    the British forces in the Battle of Morval."; "What fruit takes the scientific name
-    Mangifera indica?": "The fruit takes the scientific name Mangifera indica."). Such a claim
-    answers nothing, whatever its quote says; one word more ("11 member states adopted ...",
-    "... off the coast of Africa") may be the answer, and passes."""
+def restatements(question: str) -> Callable[[str], bool]:
+    """Whether a claim only restates ``question``, as a test of claims with the question read
+    once (a verdict's claims, every sentence the fallback may copy): the question asks for
+    something (``asks_for_something``) and each content word of the claim (``content_words``:
+    light stems) is one of the question's ("Who led the British forces in the Battle of
+    Morval?": "The British forces led the British forces in the Battle of Morval."; "What fruit
+    takes the scientific name Mangifera indica?": "The fruit takes the scientific name Mangifera
+    indica."). Such a claim answers nothing, whatever its quote says; one word more ("11 member
+    states adopted ...", "... off the coast of Africa") may be the answer, and passes."""
     if not asks_for_something(question):
-        return False
-    said = {stem(word) for word in content_words(normalize(claim))}
-    return bool(said) and said <= {stem(word) for word in content_words(normalize(question))}
+        return _never
+    asked = content_words(normalize(question))
+
+    def restates(claim: str) -> bool:
+        said = content_words(normalize(claim))
+        return bool(said) and said <= asked
+
+    return restates
+
+
+def _never(claim: str) -> bool:
+    return False
+
+
+def restates_question(question: str, claim: str) -> bool:
+    """Whether ``claim`` only restates ``question`` (``restatements``)."""
+    return restatements(question)(claim)
 
 
 def describe(items: Sequence[str]) -> str:

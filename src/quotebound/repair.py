@@ -15,7 +15,7 @@ from .coverage import (
     mentioned_in,
     nearest_sentence,
     reads_as_question,
-    restates_question,
+    restatements,
     unaddressed,
 )
 from .fragments import lean_on_kept
@@ -36,6 +36,7 @@ def read_with_question(
     (``fragments.lean_on_kept``: "They lost Dyrrachium ..." leans unless the question says
     "they"), a claim leaning on one dropped here dropped with it (``sentences``: the policy's
     writing rules; off, no claim is read as leaning)."""
+    restates = restatements(question)
     claims = tuple(
         replace(
             claim,
@@ -44,7 +45,7 @@ def read_with_question(
             message=f"claim {n} ({shown(claim.text)}) only restates the question: write what "
             "the sources give as its answer, or abstain if they do not give it",
         )
-        if claim.kept and restates_question(question, claim.text)
+        if claim.kept and restates(claim.text)
         else claim
         for n, claim in enumerate(verdict.claims, 1)
     )

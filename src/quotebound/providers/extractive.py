@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..coverage import restates_question
+from ..coverage import restatements
 from ..fragments import fragment, leans_unasked
 from ..sources import WorkingSet
 from ..text import STOPWORDS, quote_words, sentence_spans
@@ -182,6 +182,7 @@ def _idf(sentences: list[_Sentence], wanted: set[str]) -> dict[str, float]:
 
 def _sentences(ws: WorkingSet, policy: Policy, question: str) -> list[_Sentence]:
     out: list[_Sentence] = []
+    restates = restatements(question)
     for src in ws:
         for start, end in sentence_spans(src.text):
             text = src.text[start:end]
@@ -189,9 +190,7 @@ def _sentences(ws: WorkingSet, policy: Policy, question: str) -> list[_Sentence]
             # a sentence that would be dropped as a claim (a heading, a question, "they" for
             # what its source named before, the question's own words) is no answer
             claim = not policy.sentences or (
-                fragment(text) is None
-                and not leans_unasked(text, question)
-                and not restates_question(question, text)
+                fragment(text) is None and not leans_unasked(text, question) and not restates(text)
             )
             if fits and claim:
                 out.append(_Sentence(src.id, text, frozenset(_terms(text)), len(out)))
