@@ -1,7 +1,7 @@
 """Does the answer address the question? Cheap, deterministic checks on words, no model.
 
 The checks the pipeline runs after verification (all but ``restates_question`` leave every
-claim kept or dropped as verification left it):
+claim kept or dropped as verification left it; ``borrowings`` may change its words):
 
 - ``unaddressed``: the parts of the question that the kept claims leave out although the
   sources sent mention them. A question of several parts ("What is the hotel cap, and how soon
@@ -23,6 +23,11 @@ claim kept or dropped as verification left it):
   the question's ("The British forces led the British forces in the Battle of Morval."): the
   pipeline drops such a claim (``restates_question``, the one check here that does: it answers
   nothing whatever it cites), and its repair turn asks for the answer.
+- ``borrowings``: the words a claim takes from the question that its evidence does not hold
+  ("Where did the fewest Huguenots stay?": "The fewest Huguenots stayed on the south shore
+  ..." quoting "A small group of Huguenots also settled on the south shore ..."): the claim
+  says the question's words, not its source's. The pipeline serves the quoted sentence, in the
+  source's words, in its place (``reanchor.quoted_sentences``).
 - ``states_no_fact``: whether a model's note on what is missing (the ``missing`` field of an
   abstention) states nothing but that the documents lack something: each of its content words
   is the question's or a word about documents ("the documents do not mention a pension plan"),
@@ -41,7 +46,7 @@ from .text.names import claim_names
 from .text.normalize import normalize
 from .text.sentences import sentence_spans
 from .text.tokens import numbers
-from .text.words import content_words, stem
+from .text.words import WORD_TOKEN, content_words, stem
 
 _QUESTION_WORDS = (
     "how|what|when|where|who|whom|whose|which|why|is|are|was|were|do|does|did|can|could|may|"
@@ -294,6 +299,54 @@ def restatements(question: str) -> Callable[[str], bool]:
 
 def _never(claim: str) -> bool:
     return False
+
+
+def borrowings(question: str) -> Callable[[str, Iterable[str]], tuple[str, ...]]:
+    """The words a claim takes from ``question`` that its evidence does not hold, as a test of
+    claims with the question read once: ``borrowed(claim, evidence)`` gives each content word
+    of the claim (``content_words``: light stems) that is the question's and in none of the
+    ``evidence`` texts (the sentences its quotes stand in, its sources' titles), as the claim
+    writes it, in order. A model bending a verbatim quote to the question writes the question's
+    words where the quote has others: "The fewest Huguenots stayed on the south shore ..." for
+    "Where did the fewest Huguenots stay?", quoting "A small group of Huguenots also settled on
+    the south shore ..."; "Éric Serra composed and performed the theme song for Goldeneye."
+    quoting "The soundtrack to "GoldenEye" was composed and performed by Éric Serra." A word
+    neither the question's nor the evidence's is a paraphrase, the support tier's to judge.
+    Nothing for a text that is no question (``reads_as_question``)."""
+    if not reads_as_question(question):
+        return _lends_nothing
+    asked = content_words(normalize(question))
+
+    def borrowed(claim: str, evidence: Iterable[str]) -> tuple[str, ...]:
+        said = normalize(claim)
+        taken = content_words(said) & asked
+        if not taken:
+            return ()
+        for text in evidence:
+            taken = taken - content_words(normalize(text))
+            if not taken:
+                return ()
+        written = [
+            w
+            for w in WORD_TOKEN.findall(claim)
+            if len(w) > _SHORT_WORD and w[0].islower() and stem(_folded(w)) in taken
+        ]
+        return tuple(dict.fromkeys(written))
+
+    return borrowed
+
+
+# Words this short ("up", "one") are the question's phrasing more often than its content; a
+# name (written with a capital) is held to the evidence by ``support.missing_names``.
+_SHORT_WORD = 2
+
+
+def _folded(word: str) -> str:
+    return word.lower() if word.isascii() else normalize(word)
+
+
+def _lends_nothing(claim: str, evidence: Iterable[str]) -> tuple[str, ...]:
+    return ()
 
 
 def restates_question(question: str, claim: str) -> bool:

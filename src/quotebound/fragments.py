@@ -369,6 +369,16 @@ _OPENING_WORDS = frozenset(
 )
 
 
+# An opening phrase holding a demonstrative after "of" stands for what was said before, as
+# one at the start does: "One result of this was a campaign of attacks ...", "Because of this,
+# the ...", "Some of these are ...", "The first of those was built ..."; within its first five
+# words, not before a capitalised word or a number ("Much of this Act ...", "Many of these 1990s
+# ...": a title, a time).
+_OF_DEMONSTRATIVE = re.compile(
+    r"(?:[\w'\u2019-]+,?\s+){0,4}?of\s+(?:this|these|those)\b(?!\s+[A-Z0-9'\u2019])"
+)
+
+
 def _opening(stripped: str) -> str:
     """``stripped`` from its first word: opening quotation marks, brackets, bullets and a list
     mark ("3. ", "(b) ") read through."""
@@ -383,8 +393,10 @@ def _leans_back(stripped: str) -> bool:
     """Whether ``stripped`` opens (after quotation marks, brackets and a list mark) with a
     word standing for something said before it: a demonstrative ("This", "That", "These",
     "Those", then anything but a capitalised word or "'70s": those start a title), a
-    connective ("In addition", "Also", "However", ...: ``_CONNECTIVE``) or "It", "He" or "She"
-    as a subject (``_IT``: "She was the first ever winner of this title ...")."""
+    connective ("In addition", "Also", "However", ...: ``_CONNECTIVE``), "It", "He" or "She"
+    as a subject (``_IT``: "She was the first ever winner of this title ..."), or a
+    demonstrative after "of" in its first words (``_OF_DEMONSTRATIVE``: "One result of this
+    was ...")."""
     opening = _opening(stripped)
     first = opening[:14].split(" ", 1)[0].rstrip(",")
     if first in _OPENING_WORDS and (
@@ -392,6 +404,8 @@ def _leans_back(stripped: str) -> bool:
     ):
         return True
     if _pronoun_after_opening(opening, first):
+        return True
+    if " of th" in opening[:60] and _OF_DEMONSTRATIVE.match(opening) is not None:
         return True
     found = _DEMONSTRATIVE.match(opening)
     if found is None:

@@ -2,7 +2,8 @@
 
 ``reanchor`` re-cites a claim dropped only because its verbatim quotes did not carry it to the
 sentence of the sources sent that does; ``quoted_sentences`` serves a claim the support tier
-could not follow as its cited source's own sentence. Both check what they place with every
+could not follow, or one that says the question's words where its quote has others, as its
+cited source's own sentence. Both check what they place with every
 check a model's citation gets (``verify.check_claim``). Pipeline features over the core:
 the verifier itself never places a citation.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .coverage import nearest_sentences
+from .coverage import borrowings, nearest_sentences, restatements
 from .fragments import fragment, leans_unasked
 from .parsing import ParsedCitation, ParsedClaim
 from .reasons import REANCHORABLE
@@ -19,7 +20,7 @@ from .sources import WorkingSet
 from .text.normalize import normalize
 from .text.sentences import sentences_around
 from .text.words import EDGE_PUNCTUATION
-from .verdict import DEFAULT_POLICY, Claim, Policy, Verdict, verdict_status
+from .verdict import DEFAULT_POLICY, Citation, Claim, Policy, Verdict, verdict_status
 from .verify import check_claim
 
 # How much of a claim's content words the sentence the code cites for it must hold: two thirds
@@ -79,22 +80,36 @@ def reanchor(
 def quoted_sentences(
     verdict: Verdict, ws: WorkingSet, policy: Policy = DEFAULT_POLICY, question: str | None = None
 ) -> Verdict:
-    """``verdict`` with each claim dropped by the support tier alone (a citation of it passed
-    every code check, its quote verbatim and sharing the claim's words, and the tier found the
-    quote does not say the claim: ``not_entailed``) served as the cited source's own sentence
-    that holds that quote: the source's words, quoted whole (seed 003's quote-then-answer), a
-    claim that says exactly what its evidence says. The model's claim is kept beside it
+    """``verdict`` with each claim whose verbatim quote says it in other words served as the
+    cited source's own sentence that holds that quote: the source's words, quoted whole (seed
+    003's quote-then-answer), a claim that says exactly what its evidence says. Such a claim is
+    one the support tier alone dropped (a citation of it passed every code check, its quote
+    verbatim and sharing the claim's words, and the tier found the quote does not say the
+    claim: ``not_entailed``), or, with ``question``, a kept one that says words of the question
+    its quoted sentences lack (``coverage.borrowings``: "The fewest Huguenots stayed on the
+    south shore ..." for "Where did the fewest Huguenots stay?", quoting "A small group of
+    Huguenots also settled on the south shore ..."; not a claim that only restates the
+    question, ``restates_question``'s to drop). The model's claim is kept beside it
     (``Claim.restates``). Only where that sentence is itself a claim (``fragment`` passes it,
     and, with ``question``, its "they" is not what its source named before: ``leans_unasked``),
-    within the quote bounds, and passes every code check as a quote of itself; the pipeline's
-    answer check then decides whether it answers the question. Abstaining is left to evidence
-    that the sources do not answer, not to a paraphrase the tier could not follow."""
+    within the quote bounds, and passes every code check as a quote of itself (else a kept
+    claim stays as it was); the pipeline's answer check then decides whether it answers the
+    question. Abstaining is left to evidence that the sources do not answer, not to a
+    paraphrase the tier could not follow."""
     claims = list(verdict.claims)
     changed = False
+    borrowed = restates = None
+    if question is not None:
+        borrowed, restates = borrowings(question), restatements(question)
     for i, claim in enumerate(claims):
-        if claim.kept:
+        if not claim.kept:
+            judged = [c for c in claim.citations if c.reason == "not_entailed" and c.span]
+        elif borrowed is None or restates is None or restates(claim.text):
             continue
-        judged = [c for c in claim.citations if c.reason == "not_entailed" and c.span]
+        else:
+            judged = [c for c in claim.citations if c.valid and c.span]
+            if not judged or not borrowed(claim.text, _quoted_sentences(ws, judged)):
+                continue
         for cited in judged:
             sid = cited.source or ""
             sentence = _sentence_at(ws, sid, cited.span or (0, 0))
@@ -109,6 +124,19 @@ def quoted_sentences(
                 changed = True
                 break
     return _with_claims(verdict, claims, "quoted") if changed else verdict
+
+
+def _quoted_sentences(ws: WorkingSet, cited: list[Citation]) -> list[str]:
+    """The sentences the quotes of ``cited`` stand in, and their sources' titles: what a
+    claim's words are read against (``coverage.borrowings``)."""
+    out = []
+    for c in cited:
+        src = ws.get(c.source) if c.source else None
+        if src is None or c.span is None:
+            continue
+        sentence = _sentence_at(ws, src.id, c.span)
+        out.extend(x for x in (sentence, src.title) if x)
+    return out
 
 
 def _with_claims(verdict: Verdict, claims: list[Claim], tier: str) -> Verdict:

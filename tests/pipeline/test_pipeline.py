@@ -666,6 +666,64 @@ def test_a_source_sentence_that_is_a_fragment_is_never_served_in_a_claims_place(
     assert served.claims[0].kept and served.claims[0].text.startswith("They top up")
 
 
+def test_a_claim_in_the_questions_words_is_served_in_its_quotes_words(store: Store) -> None:
+    """Issue 53: a kept claim that says words of the question its quoted sentence lacks ("get"
+    for the source's "entitled to") is served as that sentence, the model's claim beside it
+    (``restates``), though the tier passed it; a claim in its quote's own words is served as
+    written."""
+    from quotebound.entailment import make_backend
+
+    question = "How many weeks of paid parental leave do employees get?"
+    quote = "entitled to 16 weeks of paid parental leave"
+    for written, served in (
+        ("Employees get 16 weeks of paid parental leave.", LEAVE),
+        (
+            "Employees are entitled to 16 weeks of paid parental leave.",
+            "Employees are entitled to 16 weeks of paid parental leave.",
+        ),
+    ):
+        provider = _scripted_for(
+            store, [lambda ids, w=written: answer_json((w, ids[LEAVE], quote))]
+        )
+        tier = make_backend("judge", provider=ScriptedProvider(["supported"] * 10))
+        answer = ask(question, store, provider, AskOptions(entailment=tier))
+        assert answer.status == "grounded" and not answer.repaired
+        assert [c.text for c in answer.claims] == [served]
+        [kept] = answer.verdicts[-1].kept_claims
+        assert kept.restates == (written if served != written else None)
+
+
+def test_a_claim_in_the_questions_words_stays_when_its_sentence_cannot_be_served() -> None:
+    """The quoted sentence is served only where it is a claim itself: "It entitles ..." leans
+    on what is not there, and the model's claim stays as it was (kept: the rule moves words,
+    it drops nothing)."""
+    from quotebound import Source, WorkingSet, verify
+    from quotebound.reanchor import quoted_sentences
+
+    ws = WorkingSet([Source("S1", "It entitles employees to 16 weeks of paid parental leave.")])
+    raw = answer_json(
+        (
+            "Employees get 16 weeks of paid parental leave.",
+            "S1",
+            "entitles employees to 16 weeks of paid parental leave",
+        )
+    )
+    verdict = verify(ws, raw)
+    question = "How many weeks of paid parental leave do employees get?"
+    assert quoted_sentences(verdict, ws, question=question) is verdict
+    # and without the question nothing is read as borrowed
+    whole = WorkingSet([Source("S1", "The plan entitles employees to 16 weeks of leave.")])
+    raw = raw.replace('paid parental leave"}', 'leave"}').replace(
+        "16 weeks of paid parental leave.", "16 weeks of leave."
+    )
+    verdict = verify(whole, raw)
+    assert verdict.claims[0].kept
+    assert quoted_sentences(verdict, whole) is verdict
+    swapped = quoted_sentences(verdict, whole, question="How many weeks do employees get?")
+    assert swapped.claims[0].text == "The plan entitles employees to 16 weeks of leave."
+    assert swapped.claims[0].restates == "Employees get 16 weeks of leave."
+
+
 # -- the answer check: verified quotes on the topic that do not answer the question -----------
 
 

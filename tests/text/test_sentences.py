@@ -184,6 +184,11 @@ def test_a_piece_of_a_sentence_is_no_claim(piece: str) -> None:
         "On the other hand, it can make exports less competitive.",
         "In the 1990s, it grew quickly into the largest port.",
         "During this period, she wrote three novels.",
+        # a demonstrative after "of" in the opening phrase
+        "One result of this was a campaign of attacks on government officials.",
+        "Because of this, the company moved to Ohio.",
+        "Some of these are found only in Asia.",
+        "The first of those was built in 1920.",
     ],
 )
 def test_a_sentence_leaning_on_the_one_before_it_is_no_claim(leaning: str) -> None:
@@ -257,6 +262,10 @@ def test_a_pointer_to_text_that_is_not_there_is_no_claim(pointer: str) -> None:
         "In 2015, it\u2019s estimated that 5 million people moved.",
         "Though he was born in Ohio, Smith grew up in Texas.",
         "If he or she is under 18, a parent must sign the form.",
+        # "of this" before a title or a number, or after the opening's first words
+        "Much of this Act was repealed in 1990.",
+        "Many of these 1990s films were remade.",
+        "Employees are entitled to 16 weeks of this leave.",
     ],
 )
 def test_a_sentence_that_says_what_it_is_about_is_a_claim(alone: str) -> None:

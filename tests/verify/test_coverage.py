@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from quotebound.coverage import (
+    borrowings,
     describe,
     disagreeing,
     document_name,
@@ -339,3 +340,69 @@ def test_a_question_is_told_from_a_placeholder_or_an_instruction() -> None:
     assert not reads_as_question("(an assistant's answer, verified over MCP)")
     assert not reads_as_question("Tell me about parental leave.")
     assert not reads_as_question("")
+
+
+HUGUENOTS = (
+    "A small group of Huguenots also settled on the south shore of Staten Island along the New "
+    "York Harbor, for which the current neighborhood of Huguenot was named."
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "claim", "evidence", "borrowed"),
+    [
+        # the question's words where the quote has others: named as the claim writes them
+        (
+            "Where did the fewest Huguenots stay?",
+            "The fewest Huguenots stayed on the south shore of Staten Island.",
+            [HUGUENOTS],
+            ("fewest", "stayed"),
+        ),
+        (
+            "Which famous artist recorded the theme song for Goldeneye?",
+            "Éric Serra composed and performed the theme song for Goldeneye.",
+            ['The soundtrack to "GoldenEye" was composed and performed by Éric Serra.'],
+            ("theme", "song"),
+        ),
+        # the quote's own words, in any form: nothing borrowed
+        (
+            "Where did a small group of Huguenots settle?",
+            "A small group of Huguenots settled on the south shore of Staten Island.",
+            [HUGUENOTS],
+            (),
+        ),
+        # a word in the title of the cited source is held by it
+        (
+            "Which famous artist recorded the theme song for Goldeneye?",
+            "Éric Serra recorded the theme song.",
+            ["Éric Serra recorded it in 1995.", "GoldenEye theme song"],
+            (),
+        ),
+        # a word neither the question's nor the evidence's is a paraphrase (the tier's)
+        (
+            "Where did the Huguenots go?",
+            "The Huguenots dwelt on the south shore of Staten Island.",
+            [HUGUENOTS],
+            (),
+        ),
+        # a name (capitalised), a number, a short word: held by other checks, or phrasing
+        (
+            "When did the Normans take Dyrrachium?",
+            "Dyrrachium was lost to the Normans in 1082.",
+            ["Dyrrachium was betrayed in February 1082."],
+            (),
+        ),
+        ("Who does Santana end up with?", "Santana ends up with Brittany.", ["X"], ("ends",)),
+        # no question, no borrowing (a placeholder, an instruction)
+        (
+            "(an assistant's answer, verified over MCP)",
+            "The answer was verified over MCP.",
+            ["Nothing here."],
+            (),
+        ),
+    ],
+)
+def test_the_words_a_claim_takes_from_the_question_that_its_evidence_lacks(
+    question: str, claim: str, evidence: list[str], borrowed: tuple[str, ...]
+) -> None:
+    assert borrowings(question)(claim, evidence) == borrowed
