@@ -129,7 +129,7 @@ def quoted_sentences(
 def _quoted_sentences(ws: WorkingSet, cited: list[Citation]) -> list[str]:
     """The sentences the quotes of ``cited`` stand in, and their sources' titles: what a
     claim's words are read against (``coverage.borrowings``)."""
-    out = []
+    out: list[str] = []
     for c in cited:
         src = ws.get(c.source) if c.source else None
         if src is None or c.span is None:
