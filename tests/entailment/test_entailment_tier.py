@@ -503,17 +503,9 @@ def test_the_tier_drops_a_claim_leaning_on_the_sentence_of_its_source_it_dropped
     """A leaning claim copied from the middle of a source is read with the kept claim citing
     that source; when the tier drops that one, what it leans on is no longer in the answer."""
     from quotebound.verdict import Policy
+    from tests.text.test_sentences import lewy_body_sources
 
-    ws = WorkingSet(
-        [
-            Source("S1", "The LBDA promotes awareness of the disease in the United States."),
-            Source(
-                "S2",
-                "The Lewy Body Society works in the United Kingdom. These organizations help "
-                "families with LBD become advocates.",
-            ),
-        ]
-    )
+    ws = lewy_body_sources()
     texts = [
         ("The LBDA promotes awareness of the disease in the United States.", "S1"),
         ("The Lewy Body Society works in the United Kingdom.", "S2"),

@@ -326,11 +326,10 @@ def test_a_claim_may_lean_on_a_kept_claim_before_it() -> None:
     assert alone.kept and len(alone.notes) == 1 and "leans on the one before" in alone.notes[0]
 
 
-def test_a_leaning_claim_copied_from_the_middle_of_a_source_leans_on_that_source() -> None:
-    """A claim that leans on the sentence before its quote in its source is read with a kept
-    claim before it only when that claim cites the same source (strict: what ``ask`` serves);
-    copied after a claim about another source, it is refused and told why."""
-    ws = WorkingSet(
+def lewy_body_sources() -> WorkingSet:
+    """Two sources: S1 about the LBDA; S2 a sentence about the Lewy Body Society, then one
+    leaning on it ("These organizations ...")."""
+    return WorkingSet(
         [
             Source("S1", "The LBDA promotes awareness of the disease in the United States."),
             Source(
@@ -340,6 +339,13 @@ def test_a_leaning_claim_copied_from_the_middle_of_a_source_leans_on_that_source
             ),
         ]
     )
+
+
+def test_a_leaning_claim_copied_from_the_middle_of_a_source_leans_on_that_source() -> None:
+    """A claim that leans on the sentence before its quote in its source is read with a kept
+    claim before it only when that claim cites the same source (strict: what ``ask`` serves);
+    copied after a claim about another source, it is refused and told why."""
+    ws = lewy_body_sources()
 
     def answer(*claims: tuple[str, str]) -> str:  # (text, source): each quoting itself
         cited = [
