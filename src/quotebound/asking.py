@@ -51,9 +51,10 @@ class AskOptions:
     # own citations only.
     reanchor: bool = True
     # Serve a claim the entailment tier alone dropped (its quote verbatim, on its words, and
-    # the tier did not follow the model's paraphrase) as the cited source's own sentence
+    # the tier did not follow the model's paraphrase), and a kept one that says words of the
+    # question its quoted sentence lacks, as the cited source's own sentence
     # (``reanchor.quoted_sentences``; the answer check then judges it like any claim). False:
-    # such a claim is dropped.
+    # the first is dropped, the second served as the model wrote it.
     source_sentences: bool = True
     # When the answer would be an abstention (nothing verified, the model's own abstention, or
     # the answer check refused it), ask this provider the first request once more: the

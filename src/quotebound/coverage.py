@@ -1,7 +1,8 @@
 """Does the answer address the question? Cheap, deterministic checks on words, no model.
 
 The checks the pipeline runs after verification (all but ``restates_question`` leave every
-claim kept or dropped as verification left it; ``borrowings`` may change its words):
+claim kept or dropped as verification left it; what ``borrowings`` finds, the pipeline serves
+in the source's words):
 
 - ``unaddressed``: the parts of the question that the kept claims leave out although the
   sources sent mention them. A question of several parts ("What is the hotel cap, and how soon
@@ -328,8 +329,11 @@ def borrowings(question: str) -> Callable[[str, Iterable[str]], tuple[str, ...]]
                 return ()
         written = [
             w
-            for w in WORD_TOKEN.findall(claim)
-            if len(w) > _SHORT_WORD and w[0].islower() and stem(_folded(w)) in taken
+            for found in WORD_TOKEN.finditer(claim)
+            if len(w := found.group()) > _SHORT_WORD
+            and w[0].islower()
+            and claim[found.end() : found.end() + 1] not in _APOSTROPHES  # ("don't": no word)
+            and stem(_folded(w)) in taken
         ]
         return tuple(dict.fromkeys(written))
 
@@ -339,6 +343,7 @@ def borrowings(question: str) -> Callable[[str, Iterable[str]], tuple[str, ...]]
 # Words this short ("up", "one") are the question's phrasing more often than its content; a
 # name (written with a capital) is held to the evidence by ``support.missing_names``.
 _SHORT_WORD = 2
+_APOSTROPHES = ("'", "\u2019")
 
 
 def _folded(word: str) -> str:

@@ -369,13 +369,18 @@ _OPENING_WORDS = frozenset(
 )
 
 
-# An opening phrase holding a demonstrative after "of" stands for what was said before, as
-# one at the start does: "One result of this was a campaign of attacks ...", "Because of this,
-# the ...", "Some of these are ...", "The first of those was built ..."; within its first five
-# words, not before a capitalised word or a number ("Much of this Act ...", "Many of these 1990s
-# ...": a title, a time).
+# An opening phrase holding a demonstrative after "of" that stands alone stands for what was
+# said before, as one at the start does: "One result of this was a campaign of attacks ...",
+# "Because of this, the ...", "Some of these are ...", "The first of those was built ...", "Of
+# these, three were ...": within its first five words, the demonstrative followed by a comma
+# or a verb. Not one before a noun ("The capital of this country is ...", "Much of this Act
+# ...": the noun says what it is) nor one a clause after it defines ("Most of those who died
+# ...", "Many of those surveyed ...").
 _OF_DEMONSTRATIVE = re.compile(
-    r"(?:[\w'\u2019-]+,?\s+){0,4}?of\s+(?:this|these|those)\b(?!\s+[A-Z0-9'\u2019])"
+    r"(?:[\w'\u2019-]+,?\s+){0,4}?[Oo]f\s+(?:this|these|those)"
+    r"(?=\s*[,;:]|\s+(?:is|was|are|were|has|have|had|can|could|will|would|may|might|must|"
+    r"should|do|does|did|became|becomes|include|includes|included|led|leads|remain|remains|"
+    r"remained|seem|seems|seemed)\b)"
 )
 
 
@@ -405,7 +410,8 @@ def _leans_back(stripped: str) -> bool:
         return True
     if _pronoun_after_opening(opening, first):
         return True
-    if " of th" in opening[:60] and _OF_DEMONSTRATIVE.match(opening) is not None:
+    head = opening[:60]
+    if ("of th" in head or "Of th" in head) and _OF_DEMONSTRATIVE.match(opening) is not None:
         return True
     found = _DEMONSTRATIVE.match(opening)
     if found is None:

@@ -18,7 +18,7 @@ from .parsing import ParsedCitation, ParsedClaim
 from .reasons import REANCHORABLE
 from .sources import WorkingSet
 from .text.normalize import normalize
-from .text.sentences import sentences_around
+from .text.sentences import sentence_spans, sentences_around
 from .text.words import EDGE_PUNCTUATION
 from .verdict import DEFAULT_POLICY, Citation, Claim, Policy, Verdict, verdict_status
 from .verify import check_claim
@@ -101,15 +101,17 @@ def quoted_sentences(
     borrowed = restates = None
     if question is not None:
         borrowed, restates = borrowings(question), restatements(question)
+    served = {normalize(c.text) for c in claims if c.kept}  # no sentence is served twice
     for i, claim in enumerate(claims):
         if not claim.kept:
             judged = [c for c in claim.citations if c.reason == "not_entailed" and c.span]
         elif borrowed is None or restates is None or restates(claim.text):
             continue
         else:
-            judged = [c for c in claim.citations if c.valid and c.span]
-            if not judged or not borrowed(claim.text, _quoted_sentences(ws, judged)):
+            found = _one_sentence(ws, claim)
+            if found is None or not borrowed(claim.text, found[1]):
                 continue
+            judged = found[0]
         for cited in judged:
             sid = cited.source or ""
             sentence = _sentence_at(ws, sid, cited.span or (0, 0))
@@ -117,26 +119,36 @@ def quoted_sentences(
                 continue
             if question is not None and leans_unasked(sentence, question):
                 continue
+            if normalize(sentence) in served:
+                continue
             quote = ParsedCitation(sid, sid, sentence, needs_quote=True)
             checked = check_claim(ws, i + 1, ParsedClaim(sentence, [quote]), policy)
             if checked.kept:
                 claims[i] = replace(checked, restates=claim.text)
+                served.add(normalize(sentence))
                 changed = True
                 break
     return _with_claims(verdict, claims, "quoted") if changed else verdict
 
 
-def _quoted_sentences(ws: WorkingSet, cited: list[Citation]) -> list[str]:
-    """The sentences the quotes of ``cited`` stand in, and their sources' titles: what a
-    claim's words are read against (``coverage.borrowings``)."""
-    out: list[str] = []
-    for c in cited:
-        src = ws.get(c.source) if c.source else None
-        if src is None or c.span is None:
-            continue
-        sentence = _sentence_at(ws, src.id, c.span)
-        out.extend(x for x in (sentence, src.title) if x)
-    return out
+def _one_sentence(ws: WorkingSet, claim: Claim) -> tuple[list[Citation], list[str]] | None:
+    """Where every valid citation of the kept ``claim`` quotes within one sentence of one
+    source (a claim citing two sentences says what one alone does not: served as one, it would
+    lose the other), its first such citation, and what its words are read against: that
+    sentence and the source's title. None otherwise."""
+    valid = [c for c in claim.citations if c.valid]
+    if not valid or any(c.span is None or c.source != valid[0].source for c in valid):
+        return None
+    src = ws.get(valid[0].source or "")
+    if src is None or src.kind == "user":
+        return None
+    around = {sentences_around(src.text, *(c.span or (0, 0))) for c in valid}
+    if len(around) != 1 or None in around:
+        return None
+    start, end = next(iter(around)) or (0, 0)
+    if len(sentence_spans(src.text, start, end)) != 1:
+        return None  # a quote across two sentences: it is not one sentence's
+    return valid[:1], [src.text[start:end], *([src.title] if src.title else [])]
 
 
 def _with_claims(verdict: Verdict, claims: list[Claim], tier: str) -> Verdict:

@@ -203,7 +203,8 @@ class Claim:
     # such as "a piece of a sentence (it starts mid-sentence)". Empty when there is none.
     notes: tuple[str, ...] = ()
     # The model's claim that this one stands for, in the cited source's own words, where the
-    # support tier did not find the model's words in its verbatim quote (``quoted_sentences``).
+    # support tier did not find the model's words in its verbatim quote, or the model wrote the
+    # question's words where its quote has others (``reanchor.quoted_sentences``).
     restates: str | None = None
 
     @classmethod

@@ -724,6 +724,65 @@ def test_a_claim_in_the_questions_words_stays_when_its_sentence_cannot_be_served
     assert swapped.claims[0].restates == "Employees get 16 weeks of leave."
 
 
+def test_a_claim_in_the_questions_words_is_swapped_only_for_one_whole_sentence() -> None:
+    """Served as one sentence, a claim citing two would lose what the other says; a quote
+    across two sentences is no one sentence's; and no sentence is served twice."""
+    from quotebound import Source, WorkingSet, verify
+    from quotebound.reanchor import quoted_sentences
+
+    def claims(*made: tuple[str, list[tuple[str, str]]]) -> str:
+        return json.dumps(
+            {
+                "answerable": True,
+                "claims": [
+                    {"text": t, "citations": [{"source": s, "quote": q} for s, q in cites]}
+                    for t, cites in made
+                ],
+            }
+        )
+
+    ws = WorkingSet(
+        [
+            Source("S1", "The plan entitles employees to 16 weeks of leave, paid at 80 percent."),
+            Source("S2", "Staff also receive a 500 euro bonus at birth."),
+            Source("S3", "The plan started in 2020. It entitles staff to 12 weeks of leave."),
+        ]
+    )
+    question = "How many weeks of leave and what bonus do employees get?"
+    two_sources = claims(
+        (
+            "Employees get 16 weeks of leave and a 500 euro bonus.",
+            [
+                ("S1", "entitles employees to 16 weeks of leave"),
+                ("S2", "a 500 euro bonus at birth"),
+            ],
+        )
+    )
+    verdict = verify(ws, two_sources)
+    assert verdict.claims[0].kept
+    assert quoted_sentences(verdict, ws, question=question) is verdict
+    across = claims(
+        (
+            "The plan started in 2020 and staff get 12 weeks of leave.",
+            [("S3", "started in 2020. It entitles staff to 12 weeks of leave")],
+        )
+    )
+    verdict = verify(ws, across)
+    assert verdict.claims[0].kept
+    assert quoted_sentences(verdict, ws, question=question) is verdict
+    twice = claims(
+        ("Employees get 16 weeks of leave.", [("S1", "entitles employees to 16 weeks of leave")]),
+        ("The leave employees get is paid at 80 percent.", [("S1", "paid at 80 percent")]),
+    )
+    verdict = verify(ws, twice)
+    assert [c.kept for c in verdict.claims] == [True, True]
+    swapped = quoted_sentences(verdict, ws, question=question)
+    assert [c.text for c in swapped.claims] == [
+        ws.get("S1").text,  # type: ignore[union-attr]
+        "The leave employees get is paid at 80 percent.",
+    ]
+
+
 # -- the answer check: verified quotes on the topic that do not answer the question -----------
 
 

@@ -189,6 +189,7 @@ def test_a_piece_of_a_sentence_is_no_claim(piece: str) -> None:
         "Because of this, the company moved to Ohio.",
         "Some of these are found only in Asia.",
         "The first of those was built in 1920.",
+        "Of these, three were women.",
     ],
 )
 def test_a_sentence_leaning_on_the_one_before_it_is_no_claim(leaning: str) -> None:
@@ -266,6 +267,11 @@ def test_a_pointer_to_text_that_is_not_there_is_no_claim(pointer: str) -> None:
         "Much of this Act was repealed in 1990.",
         "Many of these 1990s films were remade.",
         "Employees are entitled to 16 weeks of this leave.",
+        # a demonstrative before a noun says what it is; a clause after "those" defines them
+        "The capital of this country is Paris.",
+        "Each of these drugs lowers blood pressure.",
+        "Most of those who died were children.",
+        "Many of those surveyed said yes.",
     ],
 )
 def test_a_sentence_that_says_what_it_is_about_is_a_claim(alone: str) -> None:

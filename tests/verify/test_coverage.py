@@ -393,6 +393,8 @@ HUGUENOTS = (
             (),
         ),
         ("Who does Santana end up with?", "Santana ends up with Brittany.", ["X"], ("ends",)),
+        # a contraction's piece is no word ("don't": "don")
+        ("Why don't staff get leave?", "Staff don't get leave.", ["No leave."], ("get",)),
         # no question, no borrowing (a placeholder, an instruction)
         (
             "(an assistant's answer, verified over MCP)",
