@@ -36,7 +36,7 @@ from .support import (
     missing_names,
     states_number_or_date,
 )
-from .text.changes import Words, changed_word
+from .text.changes import Words, approximation_left_out, changed_word
 from .text.display import shown
 from .text.normalize import normalize, scrub
 from .text.tokens import Evidence, digit_tokens
@@ -189,6 +189,8 @@ def _support(
             if said_words is None:
                 said_words = Words(normalized)
             change = changed_word(said_words, found.text)
+            if change is None and numbered:
+                change = approximation_left_out(normalized, found.text)
             if change is not None:
                 message = (
                     f"claim {n} copies its quote from {results[i].source} but changes what it "

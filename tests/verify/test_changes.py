@@ -117,3 +117,42 @@ def test_only_a_citation_with_a_quote_is_read() -> None:
     claim = "Contractors are eligible for company-paid parental leave."
     raw = json.dumps({"answerable": True, "claims": [{"text": claim, "cites": ["S1"]}]})
     assert only_citation(check(raw, ws)).reason != "quote_word_changed"
+
+
+AMAZON = (
+    "A study in 1999 found one square kilometer (247 acres) of Amazon rainforest can contain "
+    "about 90,790 tonnes of living plants."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "quote", "named"),
+    [
+        # a number the quote gives only as an approximation, stated bare: in any claim
+        (
+            "90,790 tonnes of living plants are in the Amazon rainforest.",
+            AMAZON,
+            "the quote's 'about' before 90,790 left out",
+        ),
+        ("Membership costs $40 a month.", "Membership costs roughly $40 a month.", "'roughly'"),
+        # kept: the approximation said, a bound (a limit can be what the quote says), the
+        # number also given bare, another number
+        ("About 90,790 tonnes of living plants grow there.", AMAZON, None),
+        ("The PerksPlus limit is $1000.", "Employees can expense up to $1000 for fitness.", None),
+        (
+            "The board has 40 members.",
+            "Of the 40 members of the board, about 40 attend each meeting.",
+            None,
+        ),
+        ("The study was made in 1999.", AMAZON, None),
+    ],
+)
+def test_a_number_the_quote_approximates_stated_bare_is_dropped(
+    claim: str, quote: str, named: str | None
+) -> None:
+    ws = WorkingSet([Source("S1", quote)])
+    cited = only_citation(check(one(claim, "S1", quote.rstrip(".")), ws))
+    if named is None:
+        assert cited.reason is None, cited.message
+    else:
+        assert cited.reason == "quote_word_changed" and named in (cited.message or "")

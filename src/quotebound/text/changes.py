@@ -24,6 +24,7 @@ the alignment where neither text has a word of these kinds that the other lacks.
 from __future__ import annotations
 
 import difflib
+import re
 from collections import Counter
 
 # Words whose swap for the other reverses a statement (both directions are read).
@@ -261,4 +262,36 @@ def changed_word(claim: str | Words, quote: str) -> str | None:
                 return f"the quote's '{a}' left out"
         if len(lost) >= 2 and lost[-1] == "of" and lost[-2].isdigit():
             return f"the quote's '{lost[-2]} of' left out"
+    return None
+
+
+# An approximation before a number: stated bare, the number says more than the quote does
+# ("90,790 tonnes" for "about 90,790 tonnes"). Not a bound ("up to $1000", "more than 40",
+# "under 18"): a limit stated as the number ("a limit of $1000") can be what the quote says.
+_APPROXIMATION = re.compile(
+    r"(?:about|around|approximately|approx\.?|roughly|nearly|almost|circa|some|"
+    r"an estimated|estimated|~)\s*[$\u20ac\u00a3]?\s*$"
+)
+_NUMBER = re.compile(r"(?<![\w.,])\d[\d,]*(?:\.\d+)?(?![\w])")
+_BEFORE = 20  # the characters read before a number for its approximation
+
+
+def approximation_left_out(claim: str, quote: str) -> str | None:
+    """The number the normalised ``claim`` states bare that the normalised ``quote`` gives only
+    as an approximation, every time it gives it ("90,790 tonnes of living plants ..." quoting
+    "... can contain about 90,790 tonnes of living plants"), named as what was left out; None
+    where there is none. Any claim, not only a near-copy: the number is what the two share."""
+    for found in _NUMBER.finditer(claim):
+        number = found.group()
+        if _APPROXIMATION.search(claim, max(0, found.start() - _BEFORE), found.start()):
+            continue
+        hedges = []
+        for given in re.finditer(rf"(?<![\w.,]){re.escape(number)}(?![\w])", quote):
+            hedge = _APPROXIMATION.search(quote, max(0, given.start() - _BEFORE), given.start())
+            if hedge is None:
+                break
+            hedges.append(hedge.group().strip(" $\u20ac\u00a3"))
+        else:
+            if hedges:
+                return f"the quote's '{hedges[0]}' before {number} left out"
     return None
