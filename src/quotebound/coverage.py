@@ -20,7 +20,7 @@ in the source's words):
   the answer does not cite that counts the same thing with another number and says most of the
   claim's other words (a policy of 12 weeks and one of 16): sources that disagree must be
   reported both, with which applies when.
-- ``restates_question``: whether a claim only restates the question, every content word of it
+- ``restatements``: whether a claim only restates the question, every content word of it
   the question's ("The British forces led the British forces in the Battle of Morval."): the
   pipeline drops such a claim (``restates_question``, the one check here that does: it answers
   nothing whatever it cites), and its repair turn asks for the answer.
@@ -333,7 +333,7 @@ def borrowings(question: str) -> Callable[[str, Iterable[str]], tuple[str, ...]]
             if len(w := found.group()) > _SHORT_WORD
             and w[0].islower()
             and claim[found.end() : found.end() + 1] not in _APOSTROPHES  # ("don't": no word)
-            and stem(_folded(w)) in taken
+            and stem(normalize(w)) in taken
         ]
         return tuple(dict.fromkeys(written))
 
@@ -346,17 +346,8 @@ _SHORT_WORD = 2
 _APOSTROPHES = ("'", "\u2019")
 
 
-def _folded(word: str) -> str:
-    return word.lower() if word.isascii() else normalize(word)
-
-
 def _lends_nothing(claim: str, evidence: Iterable[str]) -> tuple[str, ...]:
     return ()
-
-
-def restates_question(question: str, claim: str) -> bool:
-    """Whether ``claim`` only restates ``question`` (``restatements``)."""
-    return restatements(question)(claim)
 
 
 def describe(items: Sequence[str]) -> str:

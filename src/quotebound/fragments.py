@@ -74,13 +74,14 @@ def lean_on_kept(
     cited: set[str] = set()  # the sources the claims kept before this one cite
     for n, claim in enumerate(claims, 1):
         # (not a fragment already: ``fragment``'s other rules passed, only the leaning is left)
-        if (
-            claim.reason not in ("claim_fragment", "restates_question")
+        why = (
+            _leaning(claim.text.strip(), question)
+            if claim.reason not in ("claim_fragment", "restates_question")
             and (not after_kept or (ws is not None and claim.kept))
-            and _leaning(claim.text.strip(), question)
-        ):
+            else None
+        )
+        if why is not None:
             if not after_kept:  # (its citations named too)
-                why = LEANS_BACK if _leans_back(claim.text.strip()) else LEANS_UNASKED
                 claim = refused(n, claim.text, claim, why)
             elif ws is not None and _leans_elsewhere(claim, ws, cited):
                 claim = refused(n, claim.text, claim, LEANS_ELSEWHERE)
@@ -97,8 +98,14 @@ LEANS_UNASKED = (
 )
 
 
-def _leaning(stripped: str, question: str | None) -> bool:
-    return _leans_back(stripped) or (question is not None and leans_unasked(stripped, question))
+def _leaning(stripped: str, question: str | None) -> str | None:
+    """Why ``stripped`` leans on what came before it (``LEANS_BACK``; with ``question``, also
+    ``LEANS_UNASKED``: ``leans_unasked``), or None."""
+    if _leans_back(stripped):
+        return LEANS_BACK
+    if question is not None and leans_unasked(stripped, question):
+        return LEANS_UNASKED
+    return None
 
 
 LEANS_ELSEWHERE = (

@@ -142,10 +142,13 @@ def _one_sentence(ws: WorkingSet, claim: Claim) -> tuple[list[Citation], list[st
     src = ws.get(valid[0].source or "")
     if src is None or src.kind == "user":
         return None
-    around = {sentences_around(src.text, *(c.span or (0, 0))) for c in valid}
-    if len(around) != 1 or None in around:
+    around = {sentences_around(src.text, *c.span) for c in valid if c.span is not None}
+    if len(around) != 1:
         return None
-    start, end = next(iter(around)) or (0, 0)
+    [span] = around
+    if span is None:
+        return None
+    start, end = span
     if len(sentence_spans(src.text, start, end)) != 1:
         return None  # a quote across two sentences: it is not one sentence's
     return valid[:1], [src.text[start:end], *([src.title] if src.title else [])]

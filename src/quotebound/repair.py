@@ -30,7 +30,7 @@ def read_with_question(
     question: str, verdict: Verdict, ws: WorkingSet, sentences: bool = True
 ) -> Verdict:
     """``verdict`` read as an answer to ``question`` (``ask`` knows it; ``verify`` does not):
-    each kept claim that only restates it (``coverage.restates_question``) dropped as
+    each kept claim that only restates it (``coverage.restatements``) dropped as
     ``restates_question`` (verified or not, it answers nothing, and the repair turn asks for the
     answer instead), then the claims leaning on what came before read with the question too
     (``fragments.lean_on_kept``: "They lost Dyrrachium ..." leans unless the question says

@@ -14,7 +14,7 @@ from quotebound.coverage import (
     nearest_sentence,
     question_names,
     question_parts,
-    restates_question,
+    restatements,
     states_no_fact,
     unaddressed,
 )
@@ -329,7 +329,7 @@ def test_question_names_are_read_as_claim_names_are() -> None:
     ],
 )
 def test_a_claim_that_only_restates_the_question(question: str, claim: str, restates: bool) -> None:
-    assert restates_question(question, claim) is restates
+    assert restatements(question)(claim) is restates
 
 
 def test_a_question_is_told_from_a_placeholder_or_an_instruction() -> None:

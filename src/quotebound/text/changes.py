@@ -268,26 +268,28 @@ def changed_word(claim: str | Words, quote: str) -> str | None:
 # An approximation before a number: stated bare, the number says more than the quote does
 # ("90,790 tonnes" for "about 90,790 tonnes"). Not a bound ("up to $1000", "more than 40",
 # "under 18"): a limit stated as the number ("a limit of $1000") can be what the quote says.
-_APPROXIMATES = (
-    r"(?:about|around|approximately|approx\.?|roughly|nearly|almost|circa|some|"
-    r"an estimated|estimated|~)"
-)
-_APPROXIMATION = re.compile(_APPROXIMATES + r"\s*[$\u20ac\u00a3]?\s*$")
-_ANY_APPROXIMATION = re.compile(r"(?<!\w)" + _APPROXIMATES + r"\s*[$\u20ac\u00a3]?\s*\d")
-_NUMBER = re.compile(r"(?<![\w.,])\d[\d,]*(?:\.\d+)?(?![\w])")
-_BEFORE = 20  # the characters read before a number for its approximation
+# Written once: the pattern and the quick look of ``approximation_left_out`` are made of them
+# (a longer word before its prefix: "approximately", "approx.", "approx").
 _APPROXIMATE_WORDS = (
     "about",
     "around",
+    "approximately",
+    "approx.",
     "approx",
     "roughly",
     "nearly",
     "almost",
     "circa",
     "some",
+    "an estimated",
     "estimated",
     "~",
 )
+_APPROXIMATES = "(?:" + "|".join(map(re.escape, _APPROXIMATE_WORDS)) + ")"
+_APPROXIMATION = re.compile(_APPROXIMATES + r"\s*[$\u20ac\u00a3]?\s*$")
+_ANY_APPROXIMATION = re.compile(r"(?<!\w)" + _APPROXIMATES + r"\s*[$\u20ac\u00a3]?\s*\d")
+_NUMBER = re.compile(r"(?<![\w.,])\d[\d,]*(?:\.\d+)?(?![\w])")
+_BEFORE = 20  # the characters read before a number for its approximation
 
 
 def approximation_left_out(claim: str, quote: str) -> str | None:
